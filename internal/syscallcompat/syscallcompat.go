@@ -1,0 +1,392 @@
+// Package syscallcompat wraps the Linux system calls that the filesystem
+// frontends make on CIPHERDIR so that every one of them is relative to an
+// already opened directory fd and never follows a symlink in the final
+// component. A symlink swapped in by another user can therefore not redirect
+// an operation outside of CIPHERDIR.
+//
+// All helpers retry on EINTR (the Go runtime preempts threads with SIGURG,
+// which interrupts slow system calls on network and FUSE backing stores) and
+// return the bare syscall.Errno (as error) so callers can use errors.Is.
+package syscallcompat
+
+import (
+	"encoding/binary"
+	"errors"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxEINTR bounds the EINTR retries of one call: a call that is interrupted
+// this often in a row is stuck in a signal storm and reports EINTR.
+const maxEINTR = 100
+
+// Retry calls fn until it returns something other than EINTR.
+func Retry(fn func() error) error {
+	var err error
+	for range maxEINTR {
+		err = fn()
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+	return err
+}
+
+// retryInt is Retry for calls that also return an int (fds, byte counts).
+func retryInt(fn func() (int, error)) (int, error) {
+	var n int
+	var err error
+	for range maxEINTR {
+		n, err = fn()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
+	return n, err
+}
+
+// Openat opens name relative to dirfd. O_NOFOLLOW and O_CLOEXEC are always
+// added, so a symlink in the last component fails with ELOOP.
+func Openat(dirfd int, name string, flags int, mode uint32) (int, error) {
+	flags |= unix.O_NOFOLLOW | unix.O_CLOEXEC
+	return retryInt(func() (int, error) { return unix.Openat(dirfd, name, flags, mode) })
+}
+
+// OpenDirAt opens the directory name relative to dirfd for reading, without
+// following a symlink. "." reopens dirfd itself.
+func OpenDirAt(dirfd int, name string) (int, error) {
+	return Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+}
+
+// OpenPathAt opens name relative to dirfd with O_PATH|O_NOFOLLOW: a handle
+// on the entry itself (also on a symlink, fifo or device) that permits no
+// I/O but can be used with the *Fd helpers below through /proc/self/fd.
+func OpenPathAt(dirfd int, name string) (int, error) {
+	return Openat(dirfd, name, unix.O_PATH, 0)
+}
+
+// WalkDirs opens relPath (slash-separated, relative to baseFd) component by
+// component with O_NOFOLLOW|O_DIRECTORY, so that no symlink anywhere on the
+// path is followed. "" and "." return a new fd for baseFd itself. The caller
+// closes the returned fd.
+func WalkDirs(baseFd int, relPath string) (int, error) {
+	fd, err := OpenDirAt(baseFd, ".")
+	if err != nil {
+		return -1, err
+	}
+	for comp := range strings.SplitSeq(relPath, "/") {
+		if comp == "" || comp == "." {
+			continue
+		}
+		if comp == ".." {
+			syscall.Close(fd)
+			return -1, syscall.EINVAL
+		}
+		next, err := OpenDirAt(fd, comp)
+		syscall.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// Fstatat stats name relative to dirfd without following a symlink.
+func Fstatat(dirfd int, name string, st *unix.Stat_t) error {
+	return Retry(func() error { return unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW) })
+}
+
+// Fstat stats an open fd (also an O_PATH one).
+func Fstat(fd int, st *unix.Stat_t) error {
+	return Retry(func() error { return unix.Fstat(fd, st) })
+}
+
+// Mkdirat creates directory name in dirfd.
+func Mkdirat(dirfd int, name string, mode uint32) error {
+	return Retry(func() error { return unix.Mkdirat(dirfd, name, mode) })
+}
+
+// Mknodat creates a device node, fifo, socket or regular file name in dirfd.
+func Mknodat(dirfd int, name string, mode uint32, dev uint64) error {
+	return Retry(func() error { return unix.Mknodat(dirfd, name, mode, int(dev)) })
+}
+
+// Symlinkat creates the symlink name in dirfd pointing to target.
+func Symlinkat(target string, dirfd int, name string) error {
+	return Retry(func() error { return unix.Symlinkat(target, dirfd, name) })
+}
+
+// Linkat creates a hard link newName in newDirfd to oldName in oldDirfd. A
+// symlink oldName is linked itself, never followed.
+func Linkat(oldDirfd int, oldName string, newDirfd int, newName string) error {
+	return Retry(func() error { return unix.Linkat(oldDirfd, oldName, newDirfd, newName, 0) })
+}
+
+// Unlinkat removes name from dirfd; flags may be unix.AT_REMOVEDIR.
+func Unlinkat(dirfd int, name string, flags int) error {
+	return Retry(func() error { return unix.Unlinkat(dirfd, name, flags) })
+}
+
+// Renameat2 renames with renameat2(2) flags (unix.RENAME_NOREPLACE,
+// unix.RENAME_EXCHANGE, or 0). Neither name is followed if it is a symlink.
+func Renameat2(oldDirfd int, oldName string, newDirfd int, newName string, flags uint) error {
+	return Retry(func() error { return unix.Renameat2(oldDirfd, oldName, newDirfd, newName, flags) })
+}
+
+// Readlinkat returns the target of the symlink name in dirfd, whatever its
+// length.
+func Readlinkat(dirfd int, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := retryInt(func() (int, error) { return unix.Readlinkat(dirfd, name, buf) })
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+		if size > 1<<20 {
+			return "", syscall.ENAMETOOLONG
+		}
+	}
+}
+
+// Fchownat changes the owner of name in dirfd; a symlink is changed itself.
+func Fchownat(dirfd int, name string, uid, gid int) error {
+	return Retry(func() error { return unix.Fchownat(dirfd, name, uid, gid, unix.AT_SYMLINK_NOFOLLOW) })
+}
+
+// Fchmodat changes the permission bits of name in dirfd without following a
+// symlink. It uses fchmodat2(AT_SYMLINK_NOFOLLOW) and falls back to an
+// O_PATH handle plus /proc/self/fd on kernels without it. Symlinks have no
+// changeable mode on Linux: the result for them is EOPNOTSUPP.
+func Fchmodat(dirfd int, name string, mode uint32) error {
+	err := Retry(func() error { return unix.Fchmodat(dirfd, name, mode, unix.AT_SYMLINK_NOFOLLOW) })
+	if err != syscall.EOPNOTSUPP && err != syscall.ENOSYS {
+		return err
+	}
+	fd, err := OpenPathAt(dirfd, name)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	var st unix.Stat_t
+	if err := Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+		return syscall.EOPNOTSUPP
+	}
+	// The magic link resolves to the opened inode, never to a path that
+	// could have been swapped since the open.
+	return Retry(func() error { return unix.Chmod(ProcFdPath(fd), mode) })
+}
+
+// Fchmod changes the permission bits of an open (non-O_PATH) fd.
+func Fchmod(fd int, mode uint32) error {
+	return Retry(func() error { return unix.Fchmod(fd, mode) })
+}
+
+// Fchown changes the owner of an open fd.
+func Fchown(fd int, uid, gid int) error {
+	return Retry(func() error { return unix.Fchown(fd, uid, gid) })
+}
+
+// UtimesNanoAt sets atime and mtime of name in dirfd without following a
+// symlink. ts[i].Nsec may be unix.UTIME_NOW or unix.UTIME_OMIT.
+func UtimesNanoAt(dirfd int, name string, ts [2]unix.Timespec) error {
+	return Retry(func() error { return unix.UtimesNanoAt(dirfd, name, ts[:], unix.AT_SYMLINK_NOFOLLOW) })
+}
+
+// FutimesNano sets atime and mtime of an open fd (also an O_PATH one).
+func FutimesNano(fd int, ts [2]unix.Timespec) error {
+	// utimensat(fd, NULL, ...) is what futimens(3) does; x/sys does not
+	// accept an empty path, so use AT_EMPTY_PATH, which also covers O_PATH.
+	return Retry(func() error { return unix.UtimesNanoAt(fd, "", ts[:], unix.AT_EMPTY_PATH) })
+}
+
+// ProcFdPath returns /proc/self/fd/<fd>, a path that names exactly the
+// inode behind fd. It lets path-only calls (xattrs on O_PATH fds, chmod)
+// act on an inode that was opened without following symlinks.
+func ProcFdPath(fd int) string {
+	return "/proc/self/fd/" + strconv.Itoa(fd)
+}
+
+// Fgetxattr reads attribute attr of the inode behind fd (any fd, also
+// O_PATH) into dest and returns the value length. An empty dest asks for the
+// size only.
+func Fgetxattr(fd int, attr string, dest []byte) (int, error) {
+	p := ProcFdPath(fd)
+	return retryInt(func() (int, error) { return unix.Getxattr(p, attr, dest) })
+}
+
+// FgetxattrAll returns the whole value of attr, growing the buffer as needed.
+func FgetxattrAll(fd int, attr string) ([]byte, error) {
+	buf := make([]byte, 256)
+	for range 10 {
+		n, err := Fgetxattr(fd, attr, buf)
+		if err == nil {
+			return buf[:n], nil
+		}
+		if err != syscall.ERANGE {
+			return nil, err
+		}
+		size, err := Fgetxattr(fd, attr, nil)
+		if err != nil {
+			return nil, err
+		}
+		buf = make([]byte, max(size, 2*len(buf)))
+	}
+	return nil, syscall.ERANGE
+}
+
+// Fsetxattr sets attribute attr of the inode behind fd (any fd).
+func Fsetxattr(fd int, attr string, value []byte, flags int) error {
+	p := ProcFdPath(fd)
+	return Retry(func() error { return unix.Setxattr(p, attr, value, flags) })
+}
+
+// Fremovexattr removes attribute attr of the inode behind fd (any fd).
+func Fremovexattr(fd int, attr string) error {
+	p := ProcFdPath(fd)
+	return Retry(func() error { return unix.Removexattr(p, attr) })
+}
+
+// FlistxattrAll returns the attribute names of the inode behind fd.
+func FlistxattrAll(fd int) ([]string, error) {
+	p := ProcFdPath(fd)
+	buf := make([]byte, 1024)
+	for range 10 {
+		n, err := retryInt(func() (int, error) { return unix.Listxattr(p, buf) })
+		if err == syscall.ERANGE {
+			size, err := retryInt(func() (int, error) { return unix.Listxattr(p, nil) })
+			if err != nil {
+				return nil, err
+			}
+			buf = make([]byte, max(size, 2*len(buf)))
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for name := range strings.SplitSeq(string(buf[:n]), "\x00") {
+			if name != "" {
+				names = append(names, name)
+			}
+		}
+		return names, nil
+	}
+	return nil, syscall.ERANGE
+}
+
+// DirEntry is one entry returned by Getdents.
+type DirEntry struct {
+	// Name is the entry name (never "." or "..").
+	Name string
+	// Ino is the inode number from the directory entry.
+	Ino uint64
+	// Type is the file type as S_IFMT bits (0 when the filesystem does not
+	// report it; call Fstatat then).
+	Type uint32
+}
+
+// Getdents lists the directory open at fd from its current offset to the
+// end, skipping "." and "..". The fd must have been opened for reading.
+func Getdents(fd int) ([]DirEntry, error) {
+	var out []DirEntry
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := retryInt(func() (int, error) { return unix.Getdents(fd, buf) })
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return out, nil
+		}
+		out, err = parseDirents(buf[:n], out)
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// ErrBadDirent reports a malformed linux_dirent64 record from the kernel.
+var ErrBadDirent = errors.New("malformed dirent record")
+
+// parseDirents decodes linux_dirent64 records:
+// u64 ino, s64 off, u16 reclen, u8 type, name NUL-terminated.
+func parseDirents(buf []byte, out []DirEntry) ([]DirEntry, error) {
+	for len(buf) > 0 {
+		if len(buf) < 19 {
+			return out, ErrBadDirent
+		}
+		ino := binary.NativeEndian.Uint64(buf[0:8])
+		reclen := int(binary.NativeEndian.Uint16(buf[16:18]))
+		if reclen < 19 || reclen > len(buf) {
+			return out, ErrBadDirent
+		}
+		typ := buf[18]
+		name := buf[19:reclen]
+		if i := indexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		buf = buf[reclen:]
+		if s := string(name); s != "." && s != ".." {
+			out = append(out, DirEntry{Name: s, Ino: ino, Type: dtToMode(typ)})
+		}
+	}
+	return out, nil
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func dtToMode(dt uint8) uint32 {
+	switch dt {
+	case unix.DT_REG:
+		return syscall.S_IFREG
+	case unix.DT_DIR:
+		return syscall.S_IFDIR
+	case unix.DT_LNK:
+		return syscall.S_IFLNK
+	case unix.DT_FIFO:
+		return syscall.S_IFIFO
+	case unix.DT_SOCK:
+		return syscall.S_IFSOCK
+	case unix.DT_CHR:
+		return syscall.S_IFCHR
+	case unix.DT_BLK:
+		return syscall.S_IFBLK
+	}
+	return 0
+}
+
+// Dup duplicates fd with O_CLOEXEC.
+func Dup(fd int) (int, error) {
+	return retryInt(func() (int, error) { return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) })
+}
+
+// Fstatfs reports filesystem statistics for the filesystem holding fd.
+func Fstatfs(fd int, st *unix.Statfs_t) error {
+	return Retry(func() error { return unix.Fstatfs(fd, st) })
+}
+
+// Close closes fd, ignoring EINTR (on Linux the fd is released even then).
+func Close(fd int) error {
+	err := unix.Close(fd)
+	if err == syscall.EINTR {
+		return nil
+	}
+	return err
+}
