@@ -1,0 +1,344 @@
+// Package readpassword obtains passwords and master keys from the sources of
+// CLI.md section 4: -passfile, -extpass, a non-terminal stdin and the
+// terminal, in that order of precedence, plus the -masterkey hex format.
+//
+// All inputs (stdin, the "is a terminal" test, the terminal prompt) are
+// injectable so the precedence rules can be tested without a terminal.
+// Every error returned carries exit code 9 (exitcodes.ReadPassword), except
+// master key errors, which carry 14 (exitcodes.MasterKey). Callers own the
+// returned byte slices and should wipe them after use.
+package readpassword
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+
+	"golang.org/x/term"
+
+	"gocryptfs/internal/exitcodes"
+)
+
+// MaxPasswordLen is the longest accepted password in bytes.
+const MaxPasswordLen = 2048
+
+// MasterKeyLen is the length of a master key in bytes.
+const MasterKeyLen = 32
+
+// Source describes where passwords come from. The zero value reads from the
+// real stdin/terminal.
+type Source struct {
+	// Passfiles are the -passfile arguments; their first lines are concatenated.
+	Passfiles []string
+	// Extpass are the -extpass arguments (one: split on spaces; several: argv).
+	Extpass []string
+
+	// Stdin is read byte by byte when it is not a terminal; nil means os.Stdin.
+	// When it is an *os.File it is also handed to the extpass program.
+	Stdin io.Reader
+	// StdinIsTerminal reports whether stdin is a terminal; nil means test fd 0.
+	StdinIsTerminal func() bool
+	// StdinTarget names what stdin is connected to, for the informational
+	// message; nil means the target of /proc/self/fd/0.
+	StdinTarget func() string
+	// Terminal prints prompt and reads one line without echo; nil means the
+	// real terminal on fd 0 with the prompt on stderr.
+	Terminal func(prompt string) ([]byte, error)
+	// Stderr receives the extpass program's stderr; nil means os.Stderr.
+	Stderr io.Writer
+	// Logger receives informational messages and warnings; nil discards.
+	Logger *slog.Logger
+}
+
+func (s *Source) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Logger
+}
+
+func (s *Source) stdin() io.Reader {
+	if s.Stdin == nil {
+		return os.Stdin
+	}
+	return s.Stdin
+}
+
+func (s *Source) isTerminal() bool {
+	if s.StdinIsTerminal == nil {
+		return term.IsTerminal(int(os.Stdin.Fd()))
+	}
+	return s.StdinIsTerminal()
+}
+
+func (s *Source) terminal(prompt string) ([]byte, error) {
+	if s.Terminal != nil {
+		return s.Terminal(prompt)
+	}
+	fmt.Fprint(os.Stderr, prompt)
+	pw, err := term.ReadPassword(int(os.Stdin.Fd()))
+	fmt.Fprintln(os.Stderr)
+	if err != nil {
+		return nil, fmt.Errorf("reading from terminal: %w", err)
+	}
+	return pw, nil
+}
+
+func fail(err error) error { return exitcodes.New(exitcodes.ReadPassword, err) }
+
+// Once returns the password used to unlock an existing filesystem:
+// -passfile, else -extpass, else one stdin line if stdin is not a terminal,
+// else one terminal prompt.
+func (s *Source) Once() ([]byte, error) {
+	switch {
+	case len(s.Passfiles) > 0:
+		return s.fromPassfiles()
+	case len(s.Extpass) > 0:
+		return s.fromExtpass()
+	}
+	return s.Interactive(false)
+}
+
+// Twice returns a new password for -init: -passfile, else -extpass, else one
+// stdin line, else the terminal twice (the two entries must match).
+func (s *Source) Twice() ([]byte, error) {
+	if len(s.Passfiles) > 0 || len(s.Extpass) > 0 {
+		return s.Once()
+	}
+	return s.Interactive(true)
+}
+
+// Interactive reads one line from stdin when stdin is not a terminal, or
+// prompts on the terminal (twice when repeat is set). -passwd uses it for the
+// new password, which never comes from -passfile/-extpass.
+func (s *Source) Interactive(repeat bool) ([]byte, error) {
+	if !s.isTerminal() {
+		return s.fromStdin()
+	}
+	pw, err := s.fromTerminal("Password: ")
+	if err != nil || !repeat {
+		return pw, err
+	}
+	pw2, err := s.fromTerminal("Repeat: ")
+	if err != nil {
+		wipe(pw)
+		return nil, err
+	}
+	defer wipe(pw2)
+	if !bytes.Equal(pw, pw2) {
+		wipe(pw)
+		return nil, fail(errors.New("passwords do not match"))
+	}
+	return pw, nil
+}
+
+func (s *Source) fromTerminal(prompt string) ([]byte, error) {
+	pw, err := s.terminal(prompt)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if len(pw) == 0 {
+		return nil, fail(errors.New("password is empty"))
+	}
+	if len(pw) > MaxPasswordLen {
+		wipe(pw)
+		return nil, fail(fmt.Errorf("password is too long (max %d bytes)", MaxPasswordLen))
+	}
+	return pw, nil
+}
+
+func (s *Source) stdinTarget() string {
+	if s.StdinTarget != nil {
+		return s.StdinTarget()
+	}
+	t, err := os.Readlink("/proc/self/fd/0")
+	if err != nil {
+		return "?"
+	}
+	return t
+}
+
+// fromStdin reads one line byte by byte so that whatever follows the first
+// newline stays unread for the next caller (-passwd reads two lines).
+func (s *Source) fromStdin() ([]byte, error) {
+	s.logger().Info(fmt.Sprintf("Reading Password from stdin (connected to %q)", s.stdinTarget()))
+	pw, err := readLine(s.stdin(), MaxPasswordLen)
+	if err != nil {
+		return nil, fail(fmt.Errorf("reading password from stdin: %w", err))
+	}
+	if len(pw) == 0 {
+		return nil, fail(errors.New("got empty Password from stdin"))
+	}
+	return pw, nil
+}
+
+// readLine reads single bytes up to the first '\n' or EOF. The newline (and
+// a '\r' before it) is dropped. Lines longer than max bytes are an error.
+func readLine(r io.Reader, max int) ([]byte, error) {
+	buf := make([]byte, 0, 64)
+	var b [1]byte
+	for {
+		n, err := r.Read(b[:])
+		if n == 1 {
+			if b[0] == '\n' {
+				break
+			}
+			if len(buf) >= max {
+				wipe(buf)
+				return nil, fmt.Errorf("line is longer than %d bytes", max)
+			}
+			buf = append(buf, b[0])
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			wipe(buf)
+			return nil, err
+		}
+	}
+	return bytes.TrimSuffix(buf, []byte("\r")), nil
+}
+
+// firstLine splits data into its first line and whether anything follows it.
+func firstLine(data []byte) (line []byte, rest bool) {
+	i := bytes.IndexByte(data, '\n')
+	if i < 0 {
+		return bytes.TrimSuffix(data, []byte("\r")), false
+	}
+	return bytes.TrimSuffix(data[:i], []byte("\r")), len(data) > i+1
+}
+
+func (s *Source) fromPassfiles() ([]byte, error) {
+	var pw []byte
+	for _, f := range s.Passfiles {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			wipe(pw)
+			return nil, fail(fmt.Errorf("fatal: reading from passfile: %w", err))
+		}
+		line, rest := firstLine(data)
+		if len(line) == 0 {
+			wipe(data)
+			wipe(pw)
+			return nil, fail(fmt.Errorf("fatal: passfile %q: password is empty", f))
+		}
+		if rest {
+			s.logger().Warn(fmt.Sprintf("passfile %q: ignoring everything after the first line", f))
+		}
+		pw = append(pw, line...)
+		wipe(data)
+	}
+	if len(pw) > MaxPasswordLen {
+		wipe(pw)
+		return nil, fail(fmt.Errorf("fatal: password from passfile is longer than %d bytes", MaxPasswordLen))
+	}
+	return pw, nil
+}
+
+// ExtpassArgv turns the -extpass arguments into an argv: a single argument
+// is split on spaces, several are used verbatim.
+func ExtpassArgv(extpass []string) []string {
+	if len(extpass) != 1 {
+		return extpass
+	}
+	var argv []string
+	for _, p := range strings.Split(extpass[0], " ") {
+		if p != "" {
+			argv = append(argv, p)
+		}
+	}
+	return argv
+}
+
+func (s *Source) fromExtpass() ([]byte, error) {
+	argv := ExtpassArgv(s.Extpass)
+	if len(argv) == 0 {
+		return nil, fail(errors.New("extpass: empty command"))
+	}
+	s.logger().Info(fmt.Sprintf("Reading password from extpass program %q, arguments: %q", argv[0], argv[1:]))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	// Only a real file is handed down: a pipe copier goroutine would steal
+	// bytes that -passwd still needs to read from stdin.
+	if f, ok := s.stdin().(*os.File); ok {
+		cmd.Stdin = f
+	}
+	cmd.Stderr = s.Stderr
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &limitedWriter{w: &out, n: MaxPasswordLen + 2}
+	err := cmd.Run()
+	defer wipe(out.Bytes())
+	if err != nil {
+		return nil, fail(fmt.Errorf("extpass program returned an error: %w", err))
+	}
+	line, _ := firstLine(out.Bytes())
+	if len(line) == 0 {
+		return nil, fail(errors.New("extpass: password is empty"))
+	}
+	if len(line) > MaxPasswordLen {
+		return nil, fail(fmt.Errorf("extpass: password is longer than %d bytes", MaxPasswordLen))
+	}
+	return bytes.Clone(line), nil
+}
+
+// limitedWriter keeps the first n bytes and silently discards the rest, so a
+// chatty program can neither block nor make us buffer unbounded output.
+type limitedWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		if _, err := l.w.Write(p[:k]); err != nil {
+			return 0, err
+		}
+		l.n -= k
+	}
+	return len(p), nil
+}
+
+// ParseMasterKey decodes a -masterkey value: 64 hex digits, with '-'
+// separators allowed anywhere. Errors carry exit code 14.
+func ParseMasterKey(s string) ([]byte, error) {
+	h := strings.ReplaceAll(strings.TrimSpace(s), "-", "")
+	key, err := hex.DecodeString(h)
+	if err != nil {
+		return nil, exitcodes.New(exitcodes.MasterKey, fmt.Errorf("could not parse master key: %w", err))
+	}
+	if len(key) != MasterKeyLen {
+		wipe(key)
+		return nil, exitcodes.New(exitcodes.MasterKey,
+			fmt.Errorf("master key has length %d but we require length %d", len(key), MasterKeyLen))
+	}
+	return key, nil
+}
+
+// MasterKeyFromStdin implements -masterkey=stdin: the key is read from the
+// terminal (prompt "Masterkey: ", no echo) or as one line from stdin.
+func (s *Source) MasterKeyFromStdin() ([]byte, error) {
+	var line []byte
+	var err error
+	if s.isTerminal() {
+		line, err = s.terminal("Masterkey: ")
+	} else {
+		line, err = readLine(s.stdin(), 4*MaxPasswordLen)
+	}
+	if err != nil {
+		return nil, exitcodes.New(exitcodes.MasterKey, fmt.Errorf("reading master key: %w", err))
+	}
+	defer wipe(line)
+	return ParseMasterKey(string(line))
+}
+
+func wipe(b []byte) { clear(b) }
