@@ -1,0 +1,62 @@
+package fuseutil
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+func TestToErrno(t *testing.T) {
+	cases := []struct {
+		name  string
+		err   error
+		want  syscall.Errno
+		known bool
+	}{
+		{"nil", nil, 0, true},
+		{"bare", syscall.ENOENT, syscall.ENOENT, true},
+		{"wrapped", fmt.Errorf("ctx: %w", syscall.EACCES), syscall.EACCES, true},
+		{"path error", &os.PathError{Op: "open", Path: "x", Err: syscall.ELOOP}, syscall.ELOOP, true},
+		{"unknown", errors.New("boom"), syscall.EIO, false},
+	}
+	for _, c := range cases {
+		got, known := ToErrno(c.err)
+		if got != c.want || known != c.known {
+			t.Errorf("%s: got (%v, %v), want (%v, %v)", c.name, got, known, c.want, c.known)
+		}
+	}
+}
+
+func panicky() (errno syscall.Errno) {
+	defer Recover(nil, "test", &errno)
+	var m map[string]int
+	m["x"] = 1 // nil map write panics
+	return 0
+}
+
+func TestRecover(t *testing.T) {
+	if e := panicky(); e != syscall.EIO {
+		t.Fatalf("got %v, want EIO", e)
+	}
+}
+
+func TestAttrFromStat(t *testing.T) {
+	var st unix.Stat_t
+	if err := unix.Lstat(t.TempDir(), &st); err != nil {
+		t.Fatal(err)
+	}
+	var a fuse.Attr
+	AttrFromStat(&st, &a)
+	if a.Ino != st.Ino || a.Mode != st.Mode || a.Mtime != uint64(st.Mtim.Sec) || a.Nlink != uint32(st.Nlink) {
+		t.Errorf("attr %+v does not match stat %+v", a, st)
+	}
+	ApplyOwner(&a, &fuse.Owner{Uid: 12, Gid: 34})
+	if a.Uid != 12 || a.Gid != 34 {
+		t.Errorf("owner not applied: %+v", a)
+	}
+}
