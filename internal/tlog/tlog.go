@@ -209,15 +209,16 @@ type syslogWriter interface {
 	Err(string) error
 }
 
-// NewSyslog returns a logger that sends every record to the local syslog
-// daemon with facility "user" and the given ident (CLI.md 5.2: "gocryptfs").
-// It is used after daemonizing, when stdout/stderr no longer reach the user.
-func NewSyslog(ident string, quiet, debug bool) (*slog.Logger, error) {
+// NewSyslogHandler returns a handler that sends every record to the local
+// syslog daemon with facility "user" and the given ident (CLI.md 5.2:
+// "gocryptfs"). It is used after daemonizing, when stdout/stderr no longer
+// reach the user.
+func NewSyslogHandler(ident string, quiet, debug bool) (slog.Handler, error) {
 	w, err := syslog.New(syslog.LOG_USER|syslog.LOG_INFO, ident)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to syslog: %w", err)
 	}
-	return slog.New(newSyslogHandler(w, Level(quiet, debug))), nil
+	return newSyslogHandler(w, Level(quiet, debug)), nil
 }
 
 func newSyslogHandler(w syslogWriter, level slog.Level) *syslogHandler {

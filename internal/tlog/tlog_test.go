@@ -72,3 +72,15 @@ func TestSyslogHandler(t *testing.T) {
 		t.Errorf("got %q, want %q", f.lines, want)
 	}
 }
+
+func TestSwitch(t *testing.T) {
+	var a, b bytes.Buffer
+	sw := NewSwitch(New(Options{Stdout: &a, Stderr: &a}).Handler())
+	derived := slog.New(sw).With("k", "v")
+	derived.Info("one")
+	sw.Set(New(Options{Stdout: &b, Stderr: &b}).Handler())
+	derived.Info("two")
+	if a.String() != "one k=v\n" || b.String() != "two k=v\n" {
+		t.Errorf("got %q and %q", a.String(), b.String())
+	}
+}
