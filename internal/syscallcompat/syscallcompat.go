@@ -35,8 +35,8 @@ func Retry(fn func() error) error {
 	return err
 }
 
-// retryInt is Retry for calls that also return an int (fds, byte counts).
-func retryInt(fn func() (int, error)) (int, error) {
+// RetryInt is Retry for calls that also return an int (fds, byte counts).
+func RetryInt(fn func() (int, error)) (int, error) {
 	var n int
 	var err error
 	for range maxEINTR {
@@ -52,7 +52,7 @@ func retryInt(fn func() (int, error)) (int, error) {
 // added, so a symlink in the last component fails with ELOOP.
 func Openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 	flags |= unix.O_NOFOLLOW | unix.O_CLOEXEC
-	return retryInt(func() (int, error) { return unix.Openat(dirfd, name, flags, mode) })
+	return RetryInt(func() (int, error) { return unix.Openat(dirfd, name, flags, mode) })
 }
 
 // OpenDirAt opens the directory name relative to dirfd for reading, without
@@ -142,7 +142,7 @@ func Renameat2(oldDirfd int, oldName string, newDirfd int, newName string, flags
 func Readlinkat(dirfd int, name string) (string, error) {
 	for size := 256; ; size *= 2 {
 		buf := make([]byte, size)
-		n, err := retryInt(func() (int, error) { return unix.Readlinkat(dirfd, name, buf) })
+		n, err := RetryInt(func() (int, error) { return unix.Readlinkat(dirfd, name, buf) })
 		if err != nil {
 			return "", err
 		}
@@ -221,7 +221,7 @@ func ProcFdPath(fd int) string {
 // size only.
 func Fgetxattr(fd int, attr string, dest []byte) (int, error) {
 	p := ProcFdPath(fd)
-	return retryInt(func() (int, error) { return unix.Getxattr(p, attr, dest) })
+	return RetryInt(func() (int, error) { return unix.Getxattr(p, attr, dest) })
 }
 
 // FgetxattrAll returns the whole value of attr, growing the buffer as needed.
@@ -261,9 +261,9 @@ func FlistxattrAll(fd int) ([]string, error) {
 	p := ProcFdPath(fd)
 	buf := make([]byte, 1024)
 	for range 10 {
-		n, err := retryInt(func() (int, error) { return unix.Listxattr(p, buf) })
+		n, err := RetryInt(func() (int, error) { return unix.Listxattr(p, buf) })
 		if err == syscall.ERANGE {
-			size, err := retryInt(func() (int, error) { return unix.Listxattr(p, nil) })
+			size, err := RetryInt(func() (int, error) { return unix.Listxattr(p, nil) })
 			if err != nil {
 				return nil, err
 			}
@@ -301,7 +301,7 @@ func Getdents(fd int) ([]DirEntry, error) {
 	var out []DirEntry
 	buf := make([]byte, 32*1024)
 	for {
-		n, err := retryInt(func() (int, error) { return unix.Getdents(fd, buf) })
+		n, err := RetryInt(func() (int, error) { return unix.Getdents(fd, buf) })
 		if err != nil {
 			return nil, err
 		}
@@ -374,7 +374,7 @@ func dtToMode(dt uint8) uint32 {
 
 // Dup duplicates fd with O_CLOEXEC.
 func Dup(fd int) (int, error) {
-	return retryInt(func() (int, error) { return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) })
+	return RetryInt(func() (int, error) { return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0) })
 }
 
 // Fstatfs reports filesystem statistics for the filesystem holding fd.

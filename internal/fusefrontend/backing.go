@@ -1,0 +1,185 @@
+package fusefrontend
+
+import (
+	"strings"
+	"syscall"
+
+	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/syscallcompat"
+)
+
+// entry is a plaintext directory entry resolved to CIPHERDIR: an open fd of
+// the backing parent directory and the backing name inside it. Every system
+// call on the entry is made relative to dirfd, so nothing follows symlinks
+// that someone may have placed in CIPHERDIR.
+type entry struct {
+	dirfd int    // backing parent directory; closed by close()
+	dirIV []byte // IV of that directory (nil without directory IVs)
+	inRoot bool  // dirfd is the CIPHERDIR root (the entry is a child of it)
+	name  string // plaintext name ("" for the root itself)
+	cName string // backing name; "." for the root itself
+	// longEnc is the full encrypted name when cName is a hashed long name;
+	// creators write it to the companion file, removers delete that file.
+	longEnc string
+}
+
+func (e *entry) close() {
+	if e.dirfd >= 0 {
+		syscallcompat.Close(e.dirfd)
+		e.dirfd = -1
+	}
+}
+
+// isLong reports whether the entry is stored under a hashed long name.
+func (e *entry) isLong() bool { return e.longEnc != "" }
+
+// openDir opens the backing directory of the plaintext directory path
+// relDir ("" is the root) by walking from the root fd one component at a
+// time, and returns it with its IV. The caller closes the fd.
+func (rn *RootNode) openDir(relDir string) (int, []byte, error) {
+	if fd, iv, ok := rn.dirCache.get(relDir); ok {
+		return fd, iv, nil
+	}
+	gen := rn.dirCache.generation()
+	// Start from the longest cached ancestor, else from the root.
+	start := ""
+	fd := -1
+	var iv []byte
+	for p := relDir; p != ""; {
+		i := strings.LastIndexByte(p, '/')
+		if i < 0 {
+			p = ""
+		} else {
+			p = p[:i]
+		}
+		if p == "" {
+			break
+		}
+		if cfd, civ, ok := rn.dirCache.get(p); ok {
+			start, fd, iv = p, cfd, civ
+			break
+		}
+	}
+	if fd < 0 {
+		var err error
+		fd, err = syscallcompat.Dup(rn.rootFd)
+		if err != nil {
+			return -1, nil, err
+		}
+		iv, err = rn.readDirIV(fd)
+		if err != nil {
+			syscallcompat.Close(fd)
+			return -1, nil, err
+		}
+		rn.dirCache.put("", fd, iv, gen)
+	}
+	rest := strings.TrimPrefix(relDir[len(start):], "/")
+	cur := start
+	for comp := range strings.SplitSeq(rest, "/") {
+		if comp == "" {
+			continue
+		}
+		cName, _, err := rn.encryptName(comp, iv)
+		if err != nil {
+			syscallcompat.Close(fd)
+			return -1, nil, err
+		}
+		next, err := syscallcompat.OpenDirAt(fd, cName)
+		syscallcompat.Close(fd)
+		if err != nil {
+			return -1, nil, err
+		}
+		fd = next
+		iv, err = rn.readDirIV(fd)
+		if err != nil {
+			syscallcompat.Close(fd)
+			return -1, nil, err
+		}
+		if cur == "" {
+			cur = comp
+		} else {
+			cur += "/" + comp
+		}
+		rn.dirCache.put(cur, fd, iv, gen)
+	}
+	return fd, iv, nil
+}
+
+// readDirIV returns the IV of the backing directory fd: read from its
+// gocryptfs.diriv with directory IVs, 16 zero bytes with deterministic
+// names, nil with plaintext names.
+func (rn *RootNode) readDirIV(fd int) ([]byte, error) {
+	switch {
+	case rn.nt.PlaintextNames():
+		return nil, nil
+	case !rn.nt.UsesDirIV():
+		return zeroIV, nil
+	}
+	return nametransform.ReadDirIVAt(fd)
+}
+
+var zeroIV = make([]byte, nametransform.DirIVLen)
+
+// encryptName returns the backing name of plaintext name in a directory
+// with IV iv, and the full encrypted name if the backing name is hashed.
+func (rn *RootNode) encryptName(name string, iv []byte) (cName, longEnc string, err error) {
+	enc, err := rn.nt.EncryptName(name, iv)
+	if err != nil {
+		return "", "", err
+	}
+	stored, long := rn.nt.HashIfLong(enc)
+	if long {
+		return stored, enc, nil
+	}
+	return stored, "", nil
+}
+
+// child resolves the plaintext entry name inside the plaintext directory
+// relDir. The caller must close the returned entry.
+func (rn *RootNode) child(relDir, name string) (*entry, error) {
+	if len(name) > nametransform.NameMax {
+		return nil, syscall.ENAMETOOLONG
+	}
+	fd, iv, err := rn.openDir(relDir)
+	if err != nil {
+		return nil, err
+	}
+	e := &entry{dirfd: fd, dirIV: iv, inRoot: relDir == "", name: name}
+	e.cName, e.longEnc, err = rn.encryptName(name, iv)
+	if err != nil {
+		e.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// splitPath splits a relative plaintext path into directory and name.
+func splitPath(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p
+	}
+	return p[:i], p[i+1:]
+}
+
+// joinPath joins a relative directory path and a name.
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+// resolve returns the entry for the plaintext path p ("" is the root, whose
+// entry has dirfd = a new root fd and cName ".").
+func (rn *RootNode) resolve(p string) (*entry, error) {
+	if p == "" {
+		fd, err := syscallcompat.Dup(rn.rootFd)
+		if err != nil {
+			return nil, err
+		}
+		return &entry{dirfd: fd, cName: "."}, nil
+	}
+	dir, name := splitPath(p)
+	return rn.child(dir, name)
+}

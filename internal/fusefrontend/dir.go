@@ -1,0 +1,567 @@
+package fusefrontend
+
+import (
+	"context"
+	"errors"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/fuseutil"
+	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/syscallcompat"
+)
+
+var _ = (fs.NodeReaddirer)((*Node)(nil))
+
+// Readdir lists directory n: backing entries are decrypted, internal files
+// (config, diriv, long-name companions) are hidden, and undecryptable names
+// are hidden with one warning each, or shown when they match -badname.
+// Directory-entry inode numbers are translated like those of Lookup, so
+// READDIRPLUS (which go-fuse answers with Lookup) agrees with this list.
+func (n *Node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Readdir", &errno)
+	rn.enter("Readdir")
+	list, err := rn.readDir(n.relPath())
+	if err != nil {
+		return nil, rn.toErrno("Readdir", err)
+	}
+	return fs.NewListDirStream(list), 0
+}
+
+func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
+	fd, iv, err := rn.openDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	// A fresh open file description: the cached fd may be shared by
+	// concurrent readers, and getdents advances the offset.
+	dfd, err := syscallcompat.OpenDirAt(fd, ".")
+	syscallcompat.Close(fd)
+	if err != nil {
+		return nil, err
+	}
+	defer syscallcompat.Close(dfd)
+	var dst unix.Stat_t
+	if err := syscallcompat.Fstat(dfd, &dst); err != nil {
+		return nil, err
+	}
+	ents, err := syscallcompat.Getdents(dfd)
+	if err != nil {
+		return nil, err
+	}
+	isRoot := dir == ""
+	list := make([]fuse.DirEntry, 0, len(ents))
+	for _, de := range ents {
+		kind := rn.nt.Classify(de.Name, isRoot)
+		if kind.Hidden() || kind == nametransform.KindDot {
+			continue
+		}
+		name, err := rn.nt.DecryptNameAt(dfd, de.Name, iv)
+		if err != nil {
+			shown, ok := rn.nt.DisplayBadName(de.Name, iv)
+			if !ok {
+				rn.warnOnce("name:"+dir+"/"+de.Name, "undecryptable name hidden", "dir", dir, "name", de.Name, "err", err)
+				continue
+			}
+			name = shown
+		}
+		typ := de.Type
+		if typ == 0 {
+			var st unix.Stat_t
+			if err := syscallcompat.Fstatat(dfd, de.Name, &st); err != nil {
+				continue // vanished meanwhile
+			}
+			typ = st.Mode & syscall.S_IFMT
+		}
+		ino := rn.shownIno(&unix.Stat_t{Dev: dst.Dev, Ino: de.Ino})
+		list = append(list, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
+	}
+	return list, nil
+}
+
+// writeLongName creates the companion file of a long-named entry before
+// the entry itself. The returned undo removes it again if creating the
+// entry fails; a companion that already existed (the entry exists, or a
+// leftover) is kept and never removed by undo.
+func (rn *RootNode) writeLongName(e *entry) (undo func(), err error) {
+	if !e.isLong() {
+		return func() {}, nil
+	}
+	var st unix.Stat_t
+	if syscallcompat.Fstatat(e.dirfd, nametransform.LongNameFilename(e.cName), &st) == nil {
+		// Already there (the entry exists, or a leftover with the same
+		// content, which WriteLongNameAt verifies): never remove it.
+		return func() {}, rn.nt.WriteLongNameAt(e.dirfd, e.cName, e.longEnc)
+	}
+	err = rn.nt.WriteLongNameAt(e.dirfd, e.cName, e.longEnc)
+	if err != nil {
+		return nil, err
+	}
+	return func() { rn.deleteLongName(e) }, nil
+}
+
+// deleteLongName removes the companion file of a long-named entry that no
+// longer exists.
+func (rn *RootNode) deleteLongName(e *entry) {
+	if !e.isLong() {
+		return
+	}
+	if err := nametransform.DeleteLongNameAt(e.dirfd, e.cName); err != nil && !errors.Is(err, syscall.ENOENT) {
+		rn.log.Warn("could not delete long name file", "name", e.cName, "err", err)
+	}
+}
+
+// chownNew gives a new entry to the calling user when running as root with
+// AllowOther. It is done before any chmod, because chown clears set-id
+// bits.
+func (rn *RootNode) chownNew(ctx context.Context, dirfd int, cName string) {
+	uid, gid, ok := rn.callerOwner(ctx)
+	if !ok {
+		return
+	}
+	if err := syscallcompat.Fchownat(dirfd, cName, uid, gid); err != nil {
+		rn.log.Warn("could not chown new entry to caller", "name", cName, "uid", uid, "gid", gid, "err", err)
+	}
+}
+
+// needsChmod reports whether the process umask may have cut bits of mode
+// when creating a backing entry, so that it must be set explicitly.
+func (rn *RootNode) needsChmod(mode uint32) bool {
+	return mode&rn.umask&0o7777 != 0 || mode&0o7000 != 0
+}
+
+// prepareCreate resolves dir/name for creating a new entry and checks that
+// the name may be created.
+func (n *Node) prepareCreate(name string) (*entry, error) {
+	rn := n.rn
+	if rn.args.ReadOnly {
+		return nil, syscall.EROFS
+	}
+	dir := n.relPath()
+	if rn.reserved(dir, name) {
+		return nil, syscall.EPERM
+	}
+	return rn.child(dir, name)
+}
+
+// finishCreate stats a just created entry and makes its inode.
+func (n *Node) finishCreate(ctx context.Context, e *entry, out *fuse.EntryOut) (*fs.Inode, error) {
+	var st unix.Stat_t
+	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
+		return nil, err
+	}
+	n.rn.fillAttr(&st, e.dirfd, e.cName, &out.Attr)
+	return n.newChild(ctx, &st), nil
+}
+
+var _ = (fs.NodeMkdirer)((*Node)(nil))
+
+// Mkdir creates a directory and, with directory IVs, its gocryptfs.diriv.
+// The directory is created with at least 0700 so that the IV file can be
+// written into it, then set to the requested mode (keeping a setgid bit
+// inherited from the parent). If the IV cannot be written the directory is
+// removed again.
+func (n *Node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (ch *fs.Inode, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Mkdir", &errno)
+	rn.enter("Mkdir")
+	ch, err := n.mkdir(ctx, name, mode, out)
+	return ch, rn.toErrno("Mkdir", err)
+}
+
+func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, error) {
+	rn := n.rn
+	e, err := n.prepareCreate(name)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	undo, err := rn.writeLongName(e)
+	if err != nil {
+		return nil, err
+	}
+	mode &= 0o7777
+	if !rn.nt.UsesDirIV() {
+		if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode); err != nil {
+			undo()
+			return nil, err
+		}
+		rn.chownNew(ctx, e.dirfd, e.cName)
+		if rn.needsChmod(mode) {
+			if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode); err != nil {
+				rn.log.Warn("mkdir: chmod failed", "err", err)
+			}
+		}
+		return n.finishCreate(ctx, e, out)
+	}
+	if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode|0o700); err != nil {
+		undo()
+		return nil, err
+	}
+	fail := func(err error) (*fs.Inode, error) {
+		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err2 != nil {
+			rn.log.Warn("mkdir: could not remove directory after failure", "name", e.cName, "err", err2)
+		}
+		undo()
+		return nil, err
+	}
+	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
+	if err != nil {
+		return fail(err)
+	}
+	defer syscallcompat.Close(fd)
+	if _, err := nametransform.WriteDirIVAt(fd); err != nil {
+		syscallcompat.Unlinkat(fd, nametransform.DirIVFilename, 0)
+		return fail(err)
+	}
+	if uid, gid, ok := rn.callerOwner(ctx); ok {
+		if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
+			rn.log.Warn("mkdir: could not chown to caller", "err", err)
+		}
+		if err := syscallcompat.Fchownat(fd, nametransform.DirIVFilename, uid, gid); err != nil {
+			rn.log.Warn("mkdir: could not chown diriv to caller", "err", err)
+		}
+	}
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(fd, &st); err != nil {
+		return fail(err)
+	}
+	if err := syscallcompat.Fchmod(fd, mode|st.Mode&syscall.S_ISGID); err != nil {
+		return fail(err)
+	}
+	return n.finishCreate(ctx, e, out)
+}
+
+var _ = (fs.NodeRmdirer)((*Node)(nil))
+
+// Rmdir removes an empty directory; one that holds nothing but its
+// gocryptfs.diriv is empty in the plaintext view.
+func (n *Node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Rmdir", &errno)
+	rn.enter("Rmdir")
+	if rn.args.ReadOnly {
+		return syscall.EROFS
+	}
+	e, err := rn.child(n.relPath(), name)
+	if err != nil {
+		return rn.toErrno("Rmdir", err)
+	}
+	defer e.close()
+	err = rn.rmdirEntry(e)
+	rn.dirCache.clear()
+	return rn.toErrno("Rmdir", err)
+}
+
+// rmdirEntry removes the backing directory of e (and its long-name file).
+// The IV file is moved out into the parent under a random name first, so
+// that the directory really is empty for rmdir(2); if that still fails the
+// IV file is moved back.
+func (rn *RootNode) rmdirEntry(e *entry) error {
+	if rn.nt.UsesDirIV() {
+		fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
+		if err != nil {
+			return err
+		}
+		defer syscallcompat.Close(fd)
+		ents, err := syscallcompat.Getdents(fd)
+		if err != nil {
+			return err
+		}
+		switch {
+		case len(ents) == 0:
+			// No IV file (damaged directory): plain rmdir below.
+		case len(ents) == 1 && ents[0].Name == nametransform.DirIVFilename:
+			tmp := nametransform.DirIVFilename + ".rmdir." + uitoa(randUint64())
+			if err := syscallcompat.Renameat2(fd, nametransform.DirIVFilename, e.dirfd, tmp, unix.RENAME_NOREPLACE); err != nil {
+				return err
+			}
+			if err := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err != nil {
+				if err2 := syscallcompat.Renameat2(e.dirfd, tmp, fd, nametransform.DirIVFilename, unix.RENAME_NOREPLACE); err2 != nil {
+					rn.log.Error("rmdir: could not restore diriv", "name", e.cName, "tmp", tmp, "err", err2)
+				}
+				return err
+			}
+			if err := syscallcompat.Unlinkat(e.dirfd, tmp, 0); err != nil {
+				rn.log.Warn("rmdir: could not delete moved diriv", "tmp", tmp, "err", err)
+			}
+			rn.deleteLongName(e)
+			return nil
+		default:
+			return syscall.ENOTEMPTY
+		}
+	}
+	if err := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err != nil {
+		return err
+	}
+	rn.deleteLongName(e)
+	return nil
+}
+
+func randUint64() uint64 {
+	b := cryptocore.RandBytes(8)
+	var v uint64
+	for _, x := range b {
+		v = v<<8 | uint64(x)
+	}
+	return v
+}
+
+var _ = (fs.NodeUnlinker)((*Node)(nil))
+
+// Unlink removes a non-directory entry and its long-name file.
+func (n *Node) Unlink(ctx context.Context, name string) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Unlink", &errno)
+	rn.enter("Unlink")
+	if rn.args.ReadOnly {
+		return syscall.EROFS
+	}
+	e, err := rn.child(n.relPath(), name)
+	if err != nil {
+		return rn.toErrno("Unlink", err)
+	}
+	defer e.close()
+	if err := syscallcompat.Unlinkat(e.dirfd, e.cName, 0); err != nil {
+		return rn.toErrno("Unlink", err)
+	}
+	rn.deleteLongName(e)
+	return 0
+}
+
+// nodeOf returns the *Node behind an InodeEmbedder passed in by go-fuse.
+func nodeOf(ie fs.InodeEmbedder) *Node {
+	switch v := ie.(type) {
+	case *Node:
+		return v
+	case *RootNode:
+		return &v.Node
+	}
+	return nil
+}
+
+var _ = (fs.NodeRenamer)((*Node)(nil))
+
+// Rename moves an entry, also between directories (the name is
+// re-encrypted with the destination directory's IV; a directory keeps its
+// IV file, so names inside stay valid). Supports RENAME_NOREPLACE and
+// RENAME_EXCHANGE.
+func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Rename", &errno)
+	rn.enter("Rename")
+	err := n.rename(name, newParent, newName, flags)
+	rn.dirCache.clear()
+	return rn.toErrno("Rename", err)
+}
+
+func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, flags uint32) error {
+	rn := n.rn
+	if rn.args.ReadOnly {
+		return syscall.EROFS
+	}
+	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) != 0 {
+		return syscall.EINVAL
+	}
+	np := nodeOf(newParent)
+	if np == nil {
+		return syscall.EXDEV
+	}
+	srcDir, dstDir := n.relPath(), np.relPath()
+	if rn.reserved(dstDir, newName) || rn.reserved(srcDir, name) {
+		return syscall.EPERM
+	}
+	src, err := rn.child(srcDir, name)
+	if err != nil {
+		return err
+	}
+	defer src.close()
+	dst, err := rn.child(dstDir, newName)
+	if err != nil {
+		return err
+	}
+	defer dst.close()
+	if flags&unix.RENAME_EXCHANGE != 0 {
+		// Both names stay in place, so their companion files stay valid.
+		return syscallcompat.Renameat2(src.dirfd, src.cName, dst.dirfd, dst.cName, uint(flags))
+	}
+	undo, err := rn.writeLongName(dst)
+	if err != nil {
+		return err
+	}
+	err = syscallcompat.Renameat2(src.dirfd, src.cName, dst.dirfd, dst.cName, uint(flags))
+	if (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)) && flags&unix.RENAME_NOREPLACE == 0 {
+		// The target may be a directory that is empty in the plaintext
+		// view but still holds its gocryptfs.diriv.
+		var st unix.Stat_t
+		if syscallcompat.Fstatat(dst.dirfd, dst.cName, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			if err2 := rn.rmdirEntryKeepLong(dst); err2 == nil {
+				err = syscallcompat.Renameat2(src.dirfd, src.cName, dst.dirfd, dst.cName, uint(flags))
+			}
+		}
+	}
+	if err != nil {
+		undo()
+		return err
+	}
+	if src.isLong() {
+		// rename(2) between two hard links of one inode succeeds without
+		// removing the source; only drop the companion if it is gone.
+		var st unix.Stat_t
+		if errors.Is(syscallcompat.Fstatat(src.dirfd, src.cName, &st), syscall.ENOENT) {
+			rn.deleteLongName(src)
+		}
+	}
+	return nil
+}
+
+// rmdirEntryKeepLong removes a plaintext-empty target directory before a
+// rename replaces it; its name is about to be reused, so the companion file
+// is kept.
+func (rn *RootNode) rmdirEntryKeepLong(e *entry) error {
+	cp := *e
+	cp.longEnc = ""
+	return rn.rmdirEntry(&cp)
+}
+
+var _ = (fs.NodeSymlinker)((*Node)(nil))
+
+// Symlink creates a symlink with an encrypted target.
+func (n *Node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (ch *fs.Inode, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Symlink", &errno)
+	rn.enter("Symlink")
+	ch, err := n.symlink(ctx, target, name, out)
+	return ch, rn.toErrno("Symlink", err)
+}
+
+func (n *Node) symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, error) {
+	rn := n.rn
+	e, err := n.prepareCreate(name)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	cTarget := target
+	if !rn.nt.PlaintextNames() {
+		cTarget, err = rn.nt.EncryptSymlinkTarget(target)
+		if err != nil {
+			return nil, err
+		}
+	}
+	undo, err := rn.writeLongName(e)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscallcompat.Symlinkat(cTarget, e.dirfd, e.cName); err != nil {
+		undo()
+		return nil, err
+	}
+	rn.chownNew(ctx, e.dirfd, e.cName)
+	return n.finishCreate(ctx, e, out)
+}
+
+var _ = (fs.NodeReadlinker)((*Node)(nil))
+
+// Readlink returns the decrypted symlink target (EIO if it is corrupt).
+func (n *Node) Readlink(ctx context.Context) (target []byte, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Readlink", &errno)
+	rn.enter("Readlink")
+	e, err := n.self()
+	if err != nil {
+		return nil, rn.toErrno("Readlink", err)
+	}
+	defer e.close()
+	t, err := syscallcompat.Readlinkat(e.dirfd, e.cName)
+	if err != nil {
+		return nil, rn.toErrno("Readlink", err)
+	}
+	if rn.nt.PlaintextNames() {
+		return []byte(t), 0
+	}
+	plain, err := rn.nt.DecryptSymlinkTarget(t)
+	if err != nil {
+		rn.warnOnce("symlink:"+n.relPath(), "undecryptable symlink target", "path", n.relPath(), "err", err)
+		return nil, rn.toErrno("Readlink", err)
+	}
+	return []byte(plain), 0
+}
+
+var _ = (fs.NodeLinker)((*Node)(nil))
+
+// Link creates a hard link; a long new name gets its own companion file.
+func (n *Node) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (ch *fs.Inode, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Link", &errno)
+	rn.enter("Link")
+	ch, err := n.link(ctx, target, name, out)
+	return ch, rn.toErrno("Link", err)
+}
+
+func (n *Node) link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, error) {
+	rn := n.rn
+	tn := nodeOf(target)
+	if tn == nil {
+		return nil, syscall.EXDEV
+	}
+	dst, err := n.prepareCreate(name)
+	if err != nil {
+		return nil, err
+	}
+	defer dst.close()
+	src, err := tn.self()
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+	undo, err := rn.writeLongName(dst)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscallcompat.Linkat(src.dirfd, src.cName, dst.dirfd, dst.cName); err != nil {
+		undo()
+		return nil, err
+	}
+	return n.finishCreate(ctx, dst, out)
+}
+
+var _ = (fs.NodeMknoder)((*Node)(nil))
+
+// Mknod creates a fifo, socket, device node or empty regular file.
+func (n *Node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (ch *fs.Inode, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Mknod", &errno)
+	rn.enter("Mknod")
+	ch, err := n.mknod(ctx, name, mode, dev, out)
+	return ch, rn.toErrno("Mknod", err)
+}
+
+func (n *Node) mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, error) {
+	rn := n.rn
+	e, err := n.prepareCreate(name)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	undo, err := rn.writeLongName(e)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscallcompat.Mknodat(e.dirfd, e.cName, mode, uint64(dev)); err != nil {
+		undo()
+		return nil, err
+	}
+	rn.chownNew(ctx, e.dirfd, e.cName)
+	if rn.needsChmod(mode) {
+		if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode&0o7777); err != nil {
+			rn.log.Warn("mknod: chmod failed", "err", err)
+		}
+	}
+	return n.finishCreate(ctx, e, out)
+}

@@ -1,0 +1,421 @@
+package fusefrontend
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/contentio"
+	"gocryptfs/internal/fuseutil"
+	"gocryptfs/internal/syscallcompat"
+)
+
+// file is an open file handle: a contentio.File on a backing fd that is
+// always readable (writes are read-modify-write), plus the O_APPEND flag,
+// which is emulated because the backing fd must not carry it.
+type file struct {
+	cf         *contentio.File
+	appendMode bool
+}
+
+// openBacking opens the backing regular file cName in dirfd for a
+// plaintext open with flags. Writable opens use O_RDWR (read-modify-write
+// needs to read). If that fails with EACCES on a file we own that lacks
+// owner-read permission (a write-only 0200 file), read permission is added
+// for the duration of the open and removed again, as the reference does.
+// As root the open succeeds without this.
+func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error) {
+	bflags := unix.O_RDONLY
+	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0 {
+		bflags = unix.O_RDWR
+	}
+	bflags |= flags & (unix.O_SYNC | unix.O_DSYNC)
+	fd, err := syscallcompat.Openat(dirfd, cName, bflags, 0)
+	if !errors.Is(err, syscall.EACCES) || bflags&unix.O_ACCMODE != unix.O_RDWR {
+		return fd, err
+	}
+	var st unix.Stat_t
+	if syscallcompat.Fstatat(dirfd, cName, &st) != nil || int(st.Uid) != os.Geteuid() ||
+		st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Mode&0o400 != 0 || st.Mode&0o200 == 0 {
+		return fd, err
+	}
+	orig := st.Mode & 0o7777
+	if syscallcompat.Fchmodat(dirfd, cName, orig|0o400) != nil {
+		return fd, err
+	}
+	fd, err2 := syscallcompat.Openat(dirfd, cName, bflags, 0)
+	if err2 == nil {
+		err2 = syscallcompat.Fchmod(fd, orig)
+		if err2 != nil {
+			syscallcompat.Close(fd)
+		}
+	} else {
+		syscallcompat.Fchmodat(dirfd, cName, orig)
+	}
+	if err2 != nil {
+		return -1, err2
+	}
+	return fd, nil
+}
+
+// newFile wraps a backing fd in a file handle and counts it as open. On
+// error fd is closed.
+func (rn *RootNode) newFile(fd int, flags uint32) (*file, error) {
+	cf, err := contentio.Open(rn.table, rn.ce, fd, contentio.Options{NoPrealloc: rn.args.NoPrealloc, Logger: rn.log})
+	if err != nil {
+		syscallcompat.Close(fd)
+		return nil, err
+	}
+	rn.openFiles.Add(1)
+	return &file{cf: cf, appendMode: flags&syscall.O_APPEND != 0}, nil
+}
+
+func (rn *RootNode) openFlags() uint32 {
+	if rn.args.KernelCache {
+		return fuse.FOPEN_KEEP_CACHE
+	}
+	return 0
+}
+
+var _ = (fs.NodeOpener)((*Node)(nil))
+
+// Open opens a regular file. O_TRUNC is done through contentio under the
+// inode's content lock.
+func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Open", &errno)
+	rn.enter("Open")
+	f, err := n.open(int(flags))
+	if err != nil {
+		return nil, 0, rn.toErrno("Open", err)
+	}
+	return f, rn.openFlags(), 0
+}
+
+func (n *Node) open(flags int) (*file, error) {
+	rn := n.rn
+	if rn.args.ReadOnly && (flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0) {
+		return nil, syscall.EROFS
+	}
+	e, err := n.self()
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	fd, err := rn.openBacking(e.dirfd, e.cName, flags)
+	if err != nil {
+		return nil, err
+	}
+	f, err := rn.newFile(fd, uint32(flags))
+	if err != nil {
+		return nil, err
+	}
+	if flags&unix.O_TRUNC != 0 {
+		if err := f.cf.Truncate(0); err != nil {
+			rn.releaseFile(f)
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// releaseFile closes a handle and uncounts it.
+func (rn *RootNode) releaseFile(f *file) error {
+	rn.openFiles.Add(-1)
+	return f.cf.Close()
+}
+
+var _ = (fs.NodeCreater)((*Node)(nil))
+
+// Create creates and opens a regular file.
+func (n *Node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (ch *fs.Inode, fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Create", &errno)
+	rn.enter("Create")
+	ch, f, err := n.create(ctx, name, int(flags), mode, out)
+	if err != nil {
+		return nil, nil, 0, rn.toErrno("Create", err)
+	}
+	return ch, f, rn.openFlags(), 0
+}
+
+func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, out *fuse.EntryOut) (*fs.Inode, *file, error) {
+	rn := n.rn
+	e, err := n.prepareCreate(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer e.close()
+	undo, err := rn.writeLongName(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	mode &= 0o7777
+	bflags := unix.O_RDWR | unix.O_CREAT | flags&(unix.O_EXCL|unix.O_SYNC|unix.O_DSYNC)
+	var existed bool
+	var st unix.Stat_t
+	if flags&unix.O_EXCL == 0 {
+		existed = syscallcompat.Fstatat(e.dirfd, e.cName, &st) == nil
+	}
+	fd, err := syscallcompat.Openat(e.dirfd, e.cName, bflags, mode)
+	if err != nil {
+		if errors.Is(err, syscall.EACCES) && existed {
+			fd, err = rn.openBacking(e.dirfd, e.cName, flags)
+		}
+		if err != nil {
+			if !existed {
+				undo()
+			}
+			return nil, nil, err
+		}
+	}
+	if !existed {
+		if uid, gid, ok := rn.callerOwner(ctx); ok {
+			if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
+				rn.log.Warn("create: could not chown to caller", "err", err)
+			}
+		}
+		if rn.needsChmod(mode) {
+			if err := syscallcompat.Fchmod(fd, mode); err != nil {
+				rn.log.Warn("create: chmod failed", "err", err)
+			}
+		}
+	}
+	f, err := rn.newFile(fd, uint32(flags))
+	if err != nil {
+		return nil, nil, err
+	}
+	if existed && flags&unix.O_TRUNC != 0 {
+		if err := f.cf.Truncate(0); err != nil {
+			rn.releaseFile(f)
+			return nil, nil, err
+		}
+	}
+	if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
+		rn.releaseFile(f)
+		return nil, nil, err
+	}
+	rn.fillAttr(&st, -1, "", &out.Attr)
+	return n.newChild(ctx, &st), f, nil
+}
+
+var _ = (fs.NodeReader)((*Node)(nil))
+
+// Read decrypts plaintext from an open file.
+func (n *Node) Read(ctx context.Context, fh fs.FileHandle, dest []byte, off int64) (res fuse.ReadResult, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Read", &errno)
+	rn.enter("Read")
+	f, ok := fh.(*file)
+	if !ok {
+		return nil, syscall.EBADF
+	}
+	nr, err := f.cf.ReadAt(dest, off)
+	if err != nil && err != io.EOF {
+		return nil, rn.toErrno("Read", err)
+	}
+	return fuse.ReadResultData(dest[:nr]), 0
+}
+
+var _ = (fs.NodeWriter)((*Node)(nil))
+
+// Write encrypts data into an open file; on an O_APPEND handle data goes
+// to the current end of file whatever offset the kernel computed (another
+// writer may have extended the file since the kernel's cached size).
+func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int64) (written uint32, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Write", &errno)
+	rn.enter("Write")
+	f, ok := fh.(*file)
+	if !ok {
+		return 0, syscall.EBADF
+	}
+	if rn.args.ReadOnly {
+		return 0, syscall.EROFS
+	}
+	var nw int
+	var err error
+	if f.appendMode {
+		_, nw, err = f.cf.Append(data)
+	} else {
+		nw, err = f.cf.WriteAt(data, off)
+	}
+	if err != nil {
+		return uint32(nw), rn.toErrno("Write", err)
+	}
+	return uint32(nw), 0
+}
+
+var _ = (fs.NodeFlusher)((*Node)(nil))
+
+// Flush is called on every close(2) of a descriptor. Closing a duplicate
+// of the backing fd gives a backing network filesystem its close-to-open
+// flush point without giving up the handle.
+func (n *Node) Flush(ctx context.Context, fh fs.FileHandle) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Flush", &errno)
+	rn.enter("Flush")
+	f, ok := fh.(*file)
+	if !ok {
+		return 0
+	}
+	dup, err := syscallcompat.Dup(f.cf.Fd())
+	if err != nil {
+		return rn.toErrno("Flush", err)
+	}
+	return rn.toErrno("Flush", syscallcompat.Close(dup))
+}
+
+var _ = (fs.NodeFsyncer)((*Node)(nil))
+
+// Fsync flushes the backing file (fdatasync if bit 0 of flags is set).
+func (n *Node) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Fsync", &errno)
+	rn.enter("Fsync")
+	f, ok := fh.(*file)
+	if !ok {
+		return 0
+	}
+	return rn.toErrno("Fsync", f.cf.Fsync(flags&1 != 0))
+}
+
+var _ = (fs.NodeReleaser)((*Node)(nil))
+
+// Release closes a file handle.
+func (n *Node) Release(ctx context.Context, fh fs.FileHandle) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Release", &errno)
+	rn.enter("Release")
+	f, ok := fh.(*file)
+	if !ok {
+		return 0
+	}
+	return rn.toErrno("Release", rn.releaseFile(f))
+}
+
+var _ = (fs.NodeAllocater)((*Node)(nil))
+
+// Allocate implements fallocate for mode 0 and FALLOC_FL_KEEP_SIZE.
+func (n *Node) Allocate(ctx context.Context, fh fs.FileHandle, off uint64, size uint64, mode uint32) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Allocate", &errno)
+	rn.enter("Allocate")
+	f, ok := fh.(*file)
+	if !ok {
+		return syscall.EBADF
+	}
+	if rn.args.ReadOnly {
+		return syscall.EROFS
+	}
+	return rn.toErrno("Allocate", f.cf.Allocate(off, size, mode))
+}
+
+var _ = (fs.NodeLseeker)((*Node)(nil))
+
+// Lseek implements SEEK_DATA and SEEK_HOLE (the kernel handles the other
+// whence values itself).
+func (n *Node) Lseek(ctx context.Context, fh fs.FileHandle, off uint64, whence uint32) (res uint64, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Lseek", &errno)
+	rn.enter("Lseek")
+	f, ok := fh.(*file)
+	if !ok {
+		return 0, syscall.EBADF
+	}
+	var err error
+	switch whence {
+	case unix.SEEK_DATA:
+		res, err = f.cf.SeekData(off)
+	case unix.SEEK_HOLE:
+		res, err = f.cf.SeekHole(off)
+	default:
+		return 0, syscall.EINVAL
+	}
+	return res, rn.toErrno("Lseek", err)
+}
+
+// Locks are open-file-description locks on the handle's own backing fd, so
+// locks taken through different opens conflict as they would locally.
+
+var _ = (fs.NodeGetlker)((*Node)(nil))
+
+// Getlk tests for a conflicting lock.
+func (n *Node) Getlk(ctx context.Context, fh fs.FileHandle, owner uint64, lk *fuse.FileLock, flags uint32, out *fuse.FileLock) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Getlk", &errno)
+	rn.enter("Getlk")
+	f, ok := fh.(*file)
+	if !ok {
+		return syscall.EBADF
+	}
+	var flk syscall.Flock_t
+	lk.ToFlockT(&flk)
+	err := syscallcompat.Retry(func() error { return syscall.FcntlFlock(uintptr(f.cf.Fd()), unix.F_OFD_GETLK, &flk) })
+	if err != nil {
+		return rn.toErrno("Getlk", err)
+	}
+	out.FromFlockT(&flk)
+	return 0
+}
+
+var _ = (fs.NodeSetlker)((*Node)(nil))
+
+// Setlk takes or releases a lock without waiting.
+func (n *Node) Setlk(ctx context.Context, fh fs.FileHandle, owner uint64, lk *fuse.FileLock, flags uint32) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Setlk", &errno)
+	rn.enter("Setlk")
+	return rn.toErrno("Setlk", rn.setLock(fh, lk, flags, false))
+}
+
+var _ = (fs.NodeSetlkwer)((*Node)(nil))
+
+// Setlkw takes a lock, waiting for conflicting ones to go away.
+func (n *Node) Setlkw(ctx context.Context, fh fs.FileHandle, owner uint64, lk *fuse.FileLock, flags uint32) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Setlkw", &errno)
+	rn.enter("Setlkw")
+	return rn.toErrno("Setlkw", rn.setLock(fh, lk, flags, true))
+}
+
+func (rn *RootNode) setLock(fh fs.FileHandle, lk *fuse.FileLock, flags uint32, wait bool) error {
+	f, ok := fh.(*file)
+	if !ok {
+		return syscall.EBADF
+	}
+	fd := f.cf.Fd()
+	if flags&fuse.FUSE_LK_FLOCK != 0 {
+		var op int
+		switch lk.Typ {
+		case syscall.F_RDLCK:
+			op = syscall.LOCK_SH
+		case syscall.F_WRLCK:
+			op = syscall.LOCK_EX
+		case syscall.F_UNLCK:
+			op = syscall.LOCK_UN
+		default:
+			return syscall.EINVAL
+		}
+		if !wait {
+			op |= syscall.LOCK_NB
+		}
+		return syscall.Flock(fd, op)
+	}
+	var flk syscall.Flock_t
+	lk.ToFlockT(&flk)
+	cmd := unix.F_OFD_SETLK
+	if wait {
+		cmd = unix.F_OFD_SETLKW
+	}
+	// A blocking wait must not be retried on EINTR blindly: the kernel
+	// interrupts the request when the caller is signalled, and go-fuse
+	// reports that through ctx; one call is what the caller asked for.
+	return syscall.FcntlFlock(uintptr(fd), cmd, &flk)
+}

@@ -1,0 +1,200 @@
+package fusefrontend
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/nametransform"
+)
+
+// lockedBuffer collects log output from concurrent FUSE requests.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// countLines counts log lines containing substr.
+func (l *lockedBuffer) countLines(substr string) int {
+	n := 0
+	for line := range strings.SplitSeq(l.String(), "\n") {
+		if strings.Contains(line, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+// testConfig selects the filesystem variant a test mounts.
+type testConfig struct {
+	cipher         cryptocore.ContentCipher
+	plaintextNames bool
+	deterministic  bool
+	padded64       bool
+	longNameMax    int
+	badname        []string
+	args           Args // CipherDir, names flags and Logger are filled in
+	timeouts       bool // 1 s entry/attr timeouts like a real mount
+}
+
+// testFS is a mounted filesystem: mnt is the plaintext view, cipher the
+// backing CIPHERDIR.
+type testFS struct {
+	mnt, cipher string
+	rn          *RootNode
+	srv         *fuse.Server
+	logs        *lockedBuffer
+}
+
+func requireFuse(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skip("/dev/fuse not available:", err)
+	}
+}
+
+// mountFS creates a CIPHERDIR with a zero master key, mounts it on a temp
+// dir and unmounts it in t.Cleanup.
+func mountFS(t testing.TB, cfg testConfig) *testFS {
+	t.Helper()
+	requireFuse(t)
+	cipherDir := t.TempDir()
+	return mountExisting(t, cfg, cipherDir, true)
+}
+
+func mountExisting(t testing.TB, cfg testConfig, cipherDir string, init bool) *testFS {
+	t.Helper()
+	requireFuse(t)
+	mnt := t.TempDir()
+	key := make([]byte, cryptocore.KeyLen)
+	cc, err := cryptocore.New(key, cryptocore.Options{Cipher: cfg.cipher, HKDF: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce, err := contentenc.New(cc, contentenc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt, err := nametransform.New(cc, nametransform.Options{
+		PlaintextNames:     cfg.plaintextNames,
+		DeterministicNames: cfg.deterministic,
+		Raw64:              !cfg.padded64,
+		LongNameMax:        cfg.longNameMax,
+		BadnamePatterns:    cfg.badname,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if init && nt.UsesDirIV() {
+		fd, err := unix.Open(cipherDir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nametransform.WriteDirIVAt(fd); err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(fd)
+	}
+	logs := &lockedBuffer{}
+	args := cfg.args
+	args.CipherDir = cipherDir
+	args.PlaintextNames = cfg.plaintextNames
+	args.DeterministicNames = cfg.deterministic
+	args.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rn, err := NewRootNode(args, nt, ce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &fs.Options{
+		MountOptions: fuse.MountOptions{
+			EnableLocks: true,
+			FsName:      cipherDir,
+			Name:        "gocryptfs-test",
+		},
+	}
+	if cfg.timeouts {
+		sec := time.Second
+		opts.EntryTimeout, opts.AttrTimeout = &sec, &sec
+	}
+	srv, err := fs.Mount(mnt, rn, opts)
+	if err != nil {
+		t.Fatalf("mount: %v", err)
+	}
+	tf := &testFS{mnt: mnt, cipher: cipherDir, rn: rn, srv: srv, logs: logs}
+	t.Cleanup(func() {
+		var err error
+		for range 50 {
+			if err = srv.Unmount(); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			t.Errorf("unmount %s: %v", mnt, err)
+			// Lazy unmount so the temp dir cleanup does not hang.
+			syscall.Unmount(mnt, unix.MNT_DETACH)
+		}
+		srv.Wait()
+		rn.Close()
+		if t.Failed() {
+			t.Logf("filesystem log:\n%s", logs.String())
+		}
+	})
+	return tf
+}
+
+func (tf *testFS) path(p string) string { return filepath.Join(tf.mnt, p) }
+
+// cipherEntries lists the backing directory (relative to CIPHERDIR).
+func (tf *testFS) cipherEntries(t testing.TB, rel string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(tf.cipher, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func mustWrite(t testing.TB, p string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRead(t testing.TB, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,254 @@
+package fusefrontend
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/fuseutil"
+	"gocryptfs/internal/inomap"
+	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/syscallcompat"
+)
+
+// Node is any file, directory or other entry of the plaintext view. It keeps
+// no state besides the mount: the backing entry is found again from the
+// node's current path in go-fuse's tree for every operation, so renames
+// need no bookkeeping here.
+type Node struct {
+	fs.Inode
+	rn *RootNode
+}
+
+// relPath returns the plaintext path of n relative to the root. A node that
+// has been unlinked gets a placeholder path that resolves to nothing.
+func (n *Node) relPath() string {
+	return n.Path(n.rn.EmbeddedInode())
+}
+
+// self resolves n to its backing entry.
+func (n *Node) self() (*entry, error) {
+	return n.rn.resolve(n.relPath())
+}
+
+// shownIno maps a backing stat to the inode number the mount shows.
+func (rn *RootNode) shownIno(st *unix.Stat_t) uint64 {
+	return rn.inos.Translate(inomap.QIno{Dev: uint64(st.Dev), Ino: st.Ino})
+}
+
+// fillAttr converts a backing stat of the entry cName in dirfd into
+// plaintext attributes: content size for regular files, decrypted target
+// length for symlinks, mapped inode number, -force_owner.
+func (rn *RootNode) fillAttr(st *unix.Stat_t, dirfd int, cName string, out *fuse.Attr) {
+	fuseutil.AttrFromStat(st, out)
+	out.Ino = rn.shownIno(st)
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		size, problem := rn.ce.CipherSizeToPlainSizeCheck(uint64(st.Size))
+		if problem != 0 {
+			rn.warnOnce(sizeWarnKey(out.Ino), "unusual ciphertext size", "ino", st.Ino, "size", st.Size, "problem", problem.String())
+		}
+		out.Size = size
+	case syscall.S_IFLNK:
+		out.Size = rn.symlinkSize(dirfd, cName, uint64(st.Size))
+	}
+	fuseutil.ApplyOwner(out, rn.args.ForceOwner)
+}
+
+// symlinkSize returns the decrypted length of the symlink cName in dirfd.
+// stat must not fail because a target is corrupt, so that case reports the
+// stored length (readlink then fails with EIO).
+func (rn *RootNode) symlinkSize(dirfd int, cName string, stored uint64) uint64 {
+	if rn.nt.PlaintextNames() {
+		return stored
+	}
+	target, err := syscallcompat.Readlinkat(dirfd, cName)
+	if err != nil {
+		return stored
+	}
+	plain, err := rn.nt.DecryptSymlinkTarget(target)
+	if err != nil {
+		return stored
+	}
+	return uint64(len(plain))
+}
+
+// newChild creates (or finds) the go-fuse inode for a backing entry.
+func (n *Node) newChild(ctx context.Context, st *unix.Stat_t) *fs.Inode {
+	id := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: n.rn.shownIno(st), Gen: 1}
+	return n.NewInode(ctx, &Node{rn: n.rn}, id)
+}
+
+// hiddenInRoot reports whether plaintext name may never be looked up or
+// created in directory dir: gocryptfs.conf in the root with PlaintextNames.
+func (rn *RootNode) reserved(dir, name string) bool {
+	return rn.nt.IsReservedName(name, dir == "")
+}
+
+var _ = (fs.NodeLookuper)((*Node)(nil))
+
+// Lookup finds the child name of directory n.
+func (n *Node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch *fs.Inode, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Lookup", &errno)
+	rn.enter("Lookup")
+	dir := n.relPath()
+	if rn.reserved(dir, name) {
+		return nil, syscall.ENOENT
+	}
+	e, st, err := rn.lookupEntry(dir, name)
+	if err != nil {
+		return nil, rn.toErrno("Lookup", err)
+	}
+	defer e.close()
+	rn.fillAttr(st, e.dirfd, e.cName, &out.Attr)
+	return n.newChild(ctx, st), 0
+}
+
+// lookupEntry resolves and stats dir/name, including -badname names.
+func (rn *RootNode) lookupEntry(dir, name string) (*entry, *unix.Stat_t, error) {
+	var st unix.Stat_t
+	e, err := rn.child(dir, name)
+	if err == nil {
+		err = syscallcompat.Fstatat(e.dirfd, e.cName, &st)
+		if err == nil {
+			return e, &st, nil
+		}
+		e.close()
+	}
+	if strings.HasSuffix(name, nametransform.BadNameSuffix) {
+		if e2, err2 := rn.lookupBadName(dir, name, &st); err2 == nil {
+			return e2, &st, nil
+		}
+	}
+	if errors.Is(err, nametransform.ErrNameTooLong) && len(name) <= nametransform.NameMax {
+		err = syscall.ENAMETOOLONG
+	}
+	return nil, nil, err
+}
+
+// lookupBadName maps a name shown by -badname back to its backing entry:
+// it must resolve to exactly one existing entry.
+func (rn *RootNode) lookupBadName(dir, name string, st *unix.Stat_t) (*entry, error) {
+	fd, iv, err := rn.openDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var found []string
+	for _, c := range rn.nt.BadNameCandidates(name, iv) {
+		var cst unix.Stat_t
+		if syscallcompat.Fstatat(fd, c, &cst) == nil && !slicesContains(found, c) {
+			found = append(found, c)
+			*st = cst
+		}
+	}
+	if len(found) != 1 {
+		syscallcompat.Close(fd)
+		return nil, syscall.ENOENT
+	}
+	return &entry{dirfd: fd, dirIV: iv, inRoot: dir == "", name: name, cName: found[0]}, nil
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+var _ = (fs.NodeGetattrer)((*Node)(nil))
+
+// Getattr stats n, through its open file handle when there is one (which
+// also works after the file was unlinked).
+func (n *Node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Getattr", &errno)
+	rn.enter("Getattr")
+	if f, ok := fh.(*file); ok {
+		var st unix.Stat_t
+		if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
+			return rn.toErrno("Getattr", err)
+		}
+		rn.fillAttr(&st, -1, "", &out.Attr)
+		return 0
+	}
+	return rn.toErrno("Getattr", rn.statPath(n.relPath(), &out.Attr))
+}
+
+// statPath fills out with the attributes of the entry at plaintext path p.
+func (rn *RootNode) statPath(p string, out *fuse.Attr) error {
+	e, err := rn.resolve(p)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	var st unix.Stat_t
+	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
+		return err
+	}
+	rn.fillAttr(&st, e.dirfd, e.cName, out)
+	return nil
+}
+
+var _ = (fs.NodeStatfser)((*Node)(nil))
+
+// Statfs passes the backing filesystem's statistics through.
+func (n *Node) Statfs(ctx context.Context, out *fuse.StatfsOut) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Statfs", &errno)
+	rn.enter("Statfs")
+	var st unix.Statfs_t
+	if err := syscallcompat.Fstatfs(rn.rootFd, &st); err != nil {
+		return rn.toErrno("Statfs", err)
+	}
+	fuseutil.StatfsFromUnix(&st, out)
+	return 0
+}
+
+// warnOnce logs msg the first time key is seen. The set of keys is bounded
+// so that a huge number of bad entries cannot exhaust memory; past the bound
+// warnings are simply repeated.
+func (rn *RootNode) warnOnce(key string, msg string, args ...any) {
+	if rn.badNames.seen(key) {
+		return
+	}
+	rn.log.Warn(msg, args...)
+}
+
+func sizeWarnKey(ino uint64) string {
+	return "size:" + uitoa(ino)
+}
+
+func uitoa(v uint64) string { return strconv.FormatUint(v, 10) }
+
+// badNameLog remembers which warnings were already logged.
+type badNameLog struct {
+	mu   sync.Mutex
+	keys map[string]struct{}
+}
+
+const maxWarnKeys = 100000
+
+func (b *badNameLog) init() { b.keys = make(map[string]struct{}) }
+
+// seen records key and reports whether it was recorded before.
+func (b *badNameLog) seen(key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.keys[key]; ok {
+		return true
+	}
+	if len(b.keys) < maxWarnKeys {
+		b.keys[key] = struct{}{}
+	}
+	return false
+}

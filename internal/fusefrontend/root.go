@@ -1,0 +1,262 @@
+// Package fusefrontend is the forward-mode FUSE filesystem: it serves the
+// plaintext view of a CIPHERDIR through the go-fuse node API. Names are
+// translated by package nametransform, file contents are read and written
+// exclusively through package contentio, and every system call on CIPHERDIR
+// is made relative to a directory fd that was reached from the root fd one
+// component at a time with O_NOFOLLOW (package syscallcompat).
+//
+// Errors become errno values in one place (toErrno); every operation
+// recovers from panics and answers EIO, so a bug triggered by one request
+// never unmounts the filesystem.
+//
+// Ownership: running as root with Args.AllowOther, new entries are chowned
+// to the uid/gid of the calling process. For mkdir that includes the new
+// directory's gocryptfs.diriv, which is kept owned like its directory so that
+// the owner can later remove the directory with nothing left behind that
+// they do not own.
+package fusefrontend
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/contentio"
+	"gocryptfs/internal/inomap"
+	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/syscallcompat"
+)
+
+// Args configures the filesystem. The zero value of every flag is the
+// default gocryptfs behaviour.
+type Args struct {
+	// CipherDir is the path of the backing ciphertext directory.
+	CipherDir string
+	// PlaintextNames and DeterministicNames must match the NameTransform;
+	// they are repeated here for documentation and sanity checks.
+	PlaintextNames, DeterministicNames bool
+	// ForceOwner, if set, replaces uid and gid in every attribute returned.
+	ForceOwner *fuse.Owner
+	// AllowOther: when running as root, new entries are chowned to the
+	// calling user (fuse.Context Uid/Gid).
+	AllowOther bool
+	// SharedStorage: CIPHERDIR may be changed by others concurrently; the
+	// directory fd/IV cache is disabled.
+	SharedStorage bool
+	// NoPrealloc disables preallocation before writes (see contentio).
+	NoPrealloc bool
+	// Suid makes security.capability readable (otherwise EOPNOTSUPP).
+	Suid bool
+	// NoXattr disables extended attributes (FORMAT.md section 8).
+	NoXattr bool
+	// KernelCache lets the kernel keep file contents cached across opens.
+	KernelCache bool
+	// ReadOnly refuses every modification with EROFS.
+	ReadOnly bool
+	// Logger receives warnings and errors; nil discards them.
+	Logger *slog.Logger
+}
+
+// RootNode is the root directory of the mount. It implements
+// fs.InodeEmbedder; pass it to fs.Mount.
+type RootNode struct {
+	Node
+
+	args     Args
+	nt       *nametransform.NameTransform
+	ce       *contentenc.ContentEnc
+	log      *slog.Logger
+	rootFd   int
+	umask    uint32
+	asRoot   bool
+	inos     *inomap.Map
+	dirCache *dirCache
+	table    *contentio.Table
+	badNames badNameLog
+
+	openFiles atomic.Int64
+	opCount   atomic.Uint64
+
+	// testHook, if set, runs at the start of every operation (tests only:
+	// panic injection).
+	testHook func(op string)
+}
+
+// NewRootNode opens args.CipherDir and returns the root of the plaintext
+// view. nt and ce must have been built from the filesystem's config.
+func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (*RootNode, error) {
+	if nt == nil || ce == nil {
+		return nil, fmt.Errorf("fusefrontend: nil NameTransform or ContentEnc")
+	}
+	if args.PlaintextNames != nt.PlaintextNames() {
+		return nil, fmt.Errorf("fusefrontend: PlaintextNames=%v does not match the NameTransform", args.PlaintextNames)
+	}
+	logger := args.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	fd, err := syscallcompat.RetryInt(func() (int, error) {
+		return unix.Open(args.CipherDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open cipherdir %q: %w", args.CipherDir, err)
+	}
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(fd, &st); err != nil {
+		syscallcompat.Close(fd)
+		return nil, fmt.Errorf("stat cipherdir: %w", err)
+	}
+	rn := &RootNode{
+		args:     args,
+		nt:       nt,
+		ce:       ce,
+		log:      logger,
+		rootFd:   fd,
+		umask:    readUmask(),
+		asRoot:   os.Geteuid() == 0,
+		inos:     inomap.New(st.Dev),
+		dirCache: newDirCache(args.SharedStorage),
+		table:    contentio.NewTable(),
+	}
+	rn.badNames.init()
+	rn.Node.rn = rn
+	return rn, nil
+}
+
+// OpenFileCount returns the number of open file handles (for -idle).
+func (rn *RootNode) OpenFileCount() int64 { return rn.openFiles.Load() }
+
+// OpCount returns the number of FUSE requests served so far; it only grows.
+func (rn *RootNode) OpCount() uint64 { return rn.opCount.Load() }
+
+// Close releases the CIPHERDIR root fd and cached directory fds. Call it
+// only after the filesystem has been unmounted.
+func (rn *RootNode) Close() error {
+	rn.dirCache.clear()
+	return syscallcompat.Close(rn.rootFd)
+}
+
+// EncryptPath translates a plaintext path (relative to the mount root;
+// leading and trailing slashes are ignored) into the backing path relative
+// to CIPHERDIR. Every directory on the way must exist; the last component
+// need not.
+func (rn *RootNode) EncryptPath(plainPath string) (string, error) {
+	p := cleanRel(plainPath)
+	if p == "" {
+		return "", nil
+	}
+	dir, name := splitPath(p)
+	fd, iv, err := rn.openDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("EncryptPath %q: %w", plainPath, err)
+	}
+	syscallcompat.Close(fd)
+	cName, _, err := rn.encryptName(name, iv)
+	if err != nil {
+		return "", fmt.Errorf("EncryptPath %q: %w", plainPath, err)
+	}
+	if dir == "" {
+		return cName, nil
+	}
+	// The directory part was resolved above, so re-encrypting each prefix
+	// hits the directory cache or repeats a walk that just succeeded.
+	cDir, err := rn.EncryptPath(dir)
+	if err != nil {
+		return "", err
+	}
+	return cDir + "/" + cName, nil
+}
+
+// DecryptPath translates a backing path relative to CIPHERDIR into the
+// plaintext path, reading gocryptfs.diriv and long-name companion files of
+// the real CIPHERDIR. The last component need not exist unless it is a
+// hashed long name.
+func (rn *RootNode) DecryptPath(cipherPath string) (string, error) {
+	p := cleanRel(cipherPath)
+	if p == "" {
+		return "", nil
+	}
+	fd, err := syscallcompat.Dup(rn.rootFd)
+	if err != nil {
+		return "", err
+	}
+	defer func() { syscallcompat.Close(fd) }()
+	comps := strings.Split(p, "/")
+	plain := make([]string, 0, len(comps))
+	for i, c := range comps {
+		iv, err := rn.readDirIV(fd)
+		if err != nil {
+			return "", fmt.Errorf("DecryptPath %q: %w", cipherPath, err)
+		}
+		name, err := rn.nt.DecryptNameAt(fd, c, iv)
+		if err != nil {
+			return "", fmt.Errorf("DecryptPath %q: component %q: %w", cipherPath, c, err)
+		}
+		plain = append(plain, name)
+		if i == len(comps)-1 {
+			break
+		}
+		next, err := syscallcompat.OpenDirAt(fd, c)
+		if err != nil {
+			return "", fmt.Errorf("DecryptPath %q: %w", cipherPath, err)
+		}
+		syscallcompat.Close(fd)
+		fd = next
+	}
+	return strings.Join(plain, "/"), nil
+}
+
+// cleanRel normalizes a user-supplied relative path; ".." components are
+// resolved lexically and cannot climb above the root.
+func cleanRel(p string) string {
+	p = path.Clean("/" + p)
+	return strings.TrimPrefix(p, "/")
+}
+
+// readUmask returns the process umask from /proc/self/status without
+// changing it (umask(2) can only be read by setting it, which would race
+// with other threads). Backing entries are created with the plaintext
+// mode, so a mode that the umask would cut is set again explicitly.
+func readUmask() uint32 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0o777 // unknown: always chmod explicitly
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "Umask:"); ok {
+			m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			if err == nil {
+				return uint32(m)
+			}
+		}
+	}
+	return 0o777
+}
+
+// callerOwner returns the uid/gid that new entries should get: the caller's
+// when running as root with AllowOther, else ok=false (keep our own).
+func (rn *RootNode) callerOwner(ctx context.Context) (uid, gid int, ok bool) {
+	if !rn.asRoot || !rn.args.AllowOther {
+		return 0, 0, false
+	}
+	c, ok := fuse.FromContext(ctx)
+	if !ok {
+		return 0, 0, false
+	}
+	return int(c.Uid), int(c.Gid), true
+}
+
+var _ = (fs.InodeEmbedder)((*RootNode)(nil))
