@@ -1,0 +1,626 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"gocryptfs/internal/configfile"
+	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/stupidgcm"
+)
+
+// argContainer holds the parsed command line (CLI.md section 3). Field
+// names follow the flag names.
+type argContainer struct {
+	// Actions.
+	init, passwd, info, fsck, speed, version, help, hh bool
+
+	// Filesystem creation options.
+	aessiv, xchacha, plaintextnames, deterministicNames bool
+	longnamemax                                         uint8
+	scryptn                                             int
+	hkdf, raw64, reverse                                bool
+	fido2                                               string
+	fido2AssertOptions                                  []string
+	devrandom                                           bool
+
+	// Mount options.
+	fg, nosyslog                   bool
+	notifypid                      int
+	allowOther                     bool
+	forceOwnerStr                  string
+	ro, rw, dev, nodev             bool
+	suid, nosuid, exec, noexec     bool
+	ko, context, fsname            string
+	acl, nonempty, kernelCache     bool
+	sharedstorage, serializeReads  bool
+	noprealloc, noxattr            bool
+	idle                           time.Duration
+	badname                        []string
+	ctlsock                        string
+	longnames                      bool
+	exclude, excludeWildcard       []string
+	excludeFrom                    []string
+	oneFileSystem, zerokey, nofail bool
+	forcedecode                    bool
+
+	// Common options.
+	config, masterkey             string
+	extpass, passfile             []string
+	openssl                       string
+	quiet, debug, fusedebug       bool
+	wpanic                        bool
+	cpuprofile, memprofile, trace string
+
+	// Positional arguments, made absolute by validate.
+	cipherdir, mountpoint string
+	// positional are the raw positional arguments in order.
+	positional []string
+
+	// Derived values, filled in by validate.
+	forceOwner *fuse.Owner
+	backend    cryptocore.Backend
+	// set records which flags (canonical names) appeared on the command line.
+	set map[string]bool
+	// origArgs is the argv as given, for error messages.
+	origArgs []string
+}
+
+// flagKind is the value type of a flag.
+type flagKind int
+
+const (
+	kindBool flagKind = iota
+	kindString
+	kindList // repeatable string, values accumulate
+	kindInt
+	kindUint8
+	kindDuration
+)
+
+// flagDef describes one flag. names[0] is the canonical name; the rest are
+// aliases (-f for -fg, ...).
+type flagDef struct {
+	names   []string
+	kind    flagKind
+	ptr     any
+	argName string
+	usage   string
+	def     string // default value as shown by -hh
+}
+
+// flagSet is the table of all flags, built fresh for every parse so that
+// nothing is shared between parses.
+type flagSet struct {
+	defs   []*flagDef
+	byName map[string]*flagDef
+}
+
+func (fs *flagSet) add(kind flagKind, ptr any, argName, usage string, names ...string) {
+	d := &flagDef{names: names, kind: kind, ptr: ptr, argName: argName, usage: usage}
+	switch p := ptr.(type) {
+	case *bool:
+		d.def = strconv.FormatBool(*p)
+	case *string:
+		d.def = *p
+	case *int:
+		d.def = strconv.Itoa(*p)
+	case *uint8:
+		d.def = strconv.Itoa(int(*p))
+	case *time.Duration:
+		d.def = p.String()
+	}
+	fs.defs = append(fs.defs, d)
+	for _, n := range names {
+		fs.byName[n] = d
+	}
+}
+
+// set parses value into the flag's variable.
+func (d *flagDef) set(value string) error {
+	switch p := d.ptr.(type) {
+	case *bool:
+		v, err := strconv.ParseBool(value)
+		if err != nil {
+			return err
+		}
+		*p = v
+	case *string:
+		*p = value
+	case *[]string:
+		*p = append(*p, value)
+	case *int:
+		v, err := strconv.ParseInt(value, 0, strconv.IntSize)
+		if err != nil {
+			return err
+		}
+		*p = int(v)
+	case *uint8:
+		v, err := strconv.ParseUint(value, 0, 8)
+		if err != nil {
+			return err
+		}
+		*p = uint8(v)
+	case *time.Duration:
+		v, err := time.ParseDuration(value)
+		if err != nil {
+			return err
+		}
+		*p = v
+	default:
+		return fmt.Errorf("internal error: unsupported flag type %T", d.ptr)
+	}
+	return nil
+}
+
+// newFlagSet registers every flag of CLI.md section 3 with its default.
+func newFlagSet(a *argContainer) *flagSet {
+	fs := &flagSet{byName: map[string]*flagDef{}}
+	b := func(p *bool, usage string, names ...string) { fs.add(kindBool, p, "", usage, names...) }
+	s := func(p *string, arg, usage string, names ...string) { fs.add(kindString, p, arg, usage, names...) }
+	l := func(p *[]string, arg, usage string, names ...string) { fs.add(kindList, p, arg, usage, names...) }
+
+	// Defaults that are not the zero value.
+	a.scryptn = configfile.ScryptDefaultLogN
+	a.hkdf, a.raw64, a.longnames = true, true, true
+	a.openssl = "auto"
+
+	// Actions.
+	b(&a.init, "Initialize encrypted directory", "init")
+	b(&a.passwd, "Change password", "passwd")
+	b(&a.info, "Display information about CIPHERDIR", "info")
+	b(&a.fsck, "Run a filesystem check on CIPHERDIR", "fsck")
+	b(&a.speed, "Run crypto speed test", "speed")
+	b(&a.version, "Print version and exit", "version")
+	b(&a.help, "Short help text", "help")
+	b(&a.hh, "Long help text listing all options", "hh")
+
+	// Creation.
+	b(&a.aessiv, "AES-SIV encryption (with -init, or -masterkey mounts)", "aessiv")
+	b(&a.xchacha, "XChaCha20-Poly1305 encryption (with -init, or -masterkey mounts)", "xchacha")
+	b(&a.plaintextnames, "Do not encrypt file names (with -init)", "plaintextnames")
+	b(&a.deterministicNames, "Disable diriv file name randomisation (with -init)", "deterministic-names")
+	fs.add(kindUint8, &a.longnamemax, "uint8", "Hash encrypted names that are longer than this (62..255)", "longnamemax")
+	fs.add(kindInt, &a.scryptn, "int", "scrypt cost parameter as log2(N); range 10..28", "scryptn")
+	b(&a.hkdf, "Use HKDF as an additional key derivation step (-masterkey mounts)", "hkdf")
+	b(&a.raw64, "Use unpadded base64 for file names (-masterkey mounts)", "raw64")
+	b(&a.reverse, "Reverse mode", "reverse")
+	s(&a.fido2, "DEVICE", "Protect the master key using a FIDO2 token instead of a password", "fido2")
+	l(&a.fido2AssertOptions, "OPTION", "Options passed to fido2-assert -t (repeatable)", "fido2-assert-option")
+	b(&a.devrandom, "Obsolete, ignored", "devrandom")
+
+	// Mount.
+	b(&a.fg, "Stay in the foreground", "fg", "f")
+	b(&a.nosyslog, "Do not redirect output to syslog when running in the background", "nosyslog")
+	fs.add(kindInt, &a.notifypid, "int", "Send USR1 to the specified process after successful mount - used internally for daemonization", "notifypid")
+	b(&a.allowOther, "Allow other users to access the filesystem. Only works if user_allow_other is set in /etc/fuse.conf", "allow_other")
+	s(&a.forceOwnerStr, "UID:GID", "Present all files as owned by UID:GID; implies -allow_other", "force_owner")
+	b(&a.ro, "Mount the filesystem read-only", "ro")
+	b(&a.rw, "Mount the filesystem read-write", "rw")
+	b(&a.dev, "Allow device files", "dev")
+	b(&a.nodev, "Deny device files", "nodev")
+	b(&a.suid, "Allow suid binaries", "suid")
+	b(&a.nosuid, "Deny suid binaries", "nosuid")
+	b(&a.exec, "Allow executables", "exec")
+	b(&a.noexec, "Deny executables", "noexec")
+	s(&a.ko, "OPTIONS", "Pass additional comma-separated options to the kernel", "ko")
+	b(&a.acl, "Enforce ACLs", "acl")
+	s(&a.context, "CONTEXT", "Set SELinux context (context= mount option)", "context")
+	s(&a.fsname, "NAME", "Override the filesystem name (first column in df -T)", "fsname")
+	b(&a.nonempty, "Allow mounting over a non-empty directory", "nonempty")
+	b(&a.kernelCache, "Enable the FUSE kernel_cache option", "kernel_cache")
+	b(&a.sharedstorage, "Make concurrent access to a shared CIPHERDIR safer", "sharedstorage")
+	b(&a.serializeReads, "Serialize read operations", "serialize_reads")
+	b(&a.noprealloc, "Disable preallocation before writing", "noprealloc")
+	b(&a.noxattr, "Disable extended attribute operations", "noxattr")
+	fs.add(kindDuration, &a.idle, "duration", "Auto-unmount after specified idle duration (ignored in reverse mode); 0 means never", "idle", "i")
+	l(&a.badname, "GLOB", "Glob pattern of invalid file names that should be shown (repeatable)", "badname")
+	s(&a.ctlsock, "PATH", "Create control socket at specified path", "ctlsock")
+	b(&a.longnames, "Store names longer than 176 bytes in extra files", "longnames")
+	l(&a.exclude, "PATH", "Exclude relative path from reverse view (repeatable)", "exclude", "e")
+	l(&a.excludeWildcard, "PATTERN", "Exclude path from reverse view, supporting wildcards (repeatable)", "exclude-wildcard", "ew")
+	l(&a.excludeFrom, "FILE", "File from which to read exclusion patterns (repeatable)", "exclude-from")
+	b(&a.oneFileSystem, "Don't cross filesystem boundaries (reverse mode)", "one-file-system")
+	b(&a.zerokey, "Use all-zero dummy master key", "zerokey")
+	b(&a.nofail, "Ignored for /etc/fstab compatibility", "nofail")
+	b(&a.forcedecode, "Obsolete, ignored", "forcedecode")
+
+	// Common.
+	s(&a.config, "FILE", "Use specified config file instead of CIPHERDIR/gocryptfs.conf", "config")
+	s(&a.masterkey, "HEX", "Mount with explicit master key (or \"stdin\")", "masterkey")
+	l(&a.extpass, "CMD", "Use external program for the password prompt (repeatable)", "extpass")
+	l(&a.passfile, "FILE", "Read password from file (repeatable)", "passfile")
+	s(&a.openssl, "auto|true|false", "Use OpenSSL instead of built-in Go crypto", "openssl")
+	b(&a.quiet, "Quiet - silence informational messages", "quiet", "q")
+	b(&a.debug, "Enable debug output", "debug", "d")
+	b(&a.fusedebug, "Enable fuse library debug output", "fusedebug")
+	b(&a.wpanic, "When encountering a warning, panic and exit immediately", "wpanic")
+	s(&a.cpuprofile, "FILE", "Write cpu profile to specified file", "cpuprofile")
+	s(&a.memprofile, "FILE", "Write memory profile to specified file", "memprofile")
+	s(&a.trace, "FILE", "Write execution trace to file", "trace")
+	return fs
+}
+
+// preprocessO implements CLI.md 2.1: the last "-o VALUE" / "-o=VALUE"
+// (anywhere in args) is removed and its comma-separated pieces are inserted
+// as "-piece" arguments right after the program name. A standalone "--"
+// anywhere disables the step. args[0] is the program name.
+func preprocessO(args []string) ([]string, error) {
+	for _, a := range args[1:] {
+		if a == "--" {
+			return args, nil
+		}
+	}
+	rest := []string{}
+	var oValue string
+	found := false
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-o":
+			if i+1 >= len(args) {
+				return nil, errors.New("the \"-o\" option requires an argument")
+			}
+			oValue, found = args[i+1], true
+			i++
+		case strings.HasPrefix(a, "-o="):
+			oValue, found = a[len("-o="):], true
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if !found {
+		return args, nil
+	}
+	out := []string{args[0]}
+	for _, p := range strings.Split(oValue, ",") {
+		if p == "" {
+			continue
+		}
+		if p == "o" || p == "-o" {
+			return nil, fmt.Errorf("you can't pass %q to -o", p)
+		}
+		out = append(out, "-"+p)
+	}
+	return append(out, rest...), nil
+}
+
+// addDashes makes single and double dash equivalent (CLI.md 2): every
+// argument starting with exactly one '-' gets a second one, except the lone
+// "-h", a lone "-", and everything after a standalone "--". Separate values
+// that start with one dash are rewritten too; this reference quirk is kept.
+func addDashes(args []string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for i := 1; i < len(out); i++ {
+		a := out[i]
+		if a == "--" {
+			break
+		}
+		if len(a) >= 2 && a[0] == '-' && a[1] != '-' && a != "-h" {
+			out[i] = "-" + a
+		}
+	}
+	return out
+}
+
+// parse applies the GNU-style parser to the rewritten args (without the
+// program name): flags and positionals may be interleaved, booleans only
+// take attached values, "--" ends option parsing.
+func (fs *flagSet) parse(args []string, a *argContainer) error {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			a.positional = append(a.positional, args[i+1:]...)
+			return nil
+		}
+		if arg == "-h" {
+			a.help = true
+			continue
+		}
+		if len(arg) < 2 || arg[0] != '-' {
+			a.positional = append(a.positional, arg)
+			continue
+		}
+		if !strings.HasPrefix(arg, "--") || strings.HasPrefix(arg, "---") {
+			return fmt.Errorf("bad flag syntax: %s", arg)
+		}
+		name, value, hasValue := strings.Cut(arg[2:], "=")
+		d, ok := fs.byName[name]
+		if !ok {
+			return fmt.Errorf("unknown flag: --%s", name)
+		}
+		if !hasValue {
+			if d.kind == kindBool {
+				value = "true"
+			} else {
+				if i+1 >= len(args) {
+					return fmt.Errorf("flag needs an argument: --%s", name)
+				}
+				i++
+				value = args[i]
+			}
+		}
+		if err := d.set(value); err != nil {
+			return fmt.Errorf("invalid argument %q for \"--%s\" flag: %w", value, name, err)
+		}
+		a.set[d.names[0]] = true
+	}
+	return nil
+}
+
+// prettyArgs renders argv as space-separated quoted strings.
+func prettyArgs(argv []string) string {
+	q := make([]string, len(argv))
+	for i, s := range argv {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, " ")
+}
+
+// parseArgs turns argv (including the program name) into an argContainer.
+// It only parses; validate checks the combinations.
+func parseArgs(argv []string) (*argContainer, error) {
+	a := &argContainer{set: map[string]bool{}, origArgs: argv}
+	fs := newFlagSet(a)
+	if len(argv) == 0 {
+		argv = []string{"gocryptfs"}
+	}
+	args, err := preprocessO(argv)
+	if err == nil {
+		err = fs.parse(addDashes(args)[1:], a)
+	}
+	if err != nil {
+		return nil, exitcodes.Errorf(exitcodes.Usage, "Invalid command line: %s: %v. Try 'gocryptfs -help'.", prettyArgs(argv), err)
+	}
+	return a, nil
+}
+
+// isSet reports whether the flag with this canonical name was given.
+func (a *argContainer) isSet(name string) bool { return a.set[name] }
+
+// action returns the name of the requested action flag, or "" for mount.
+func (a *argContainer) action() string {
+	switch {
+	case a.init:
+		return "init"
+	case a.passwd:
+		return "passwd"
+	case a.info:
+		return "info"
+	case a.fsck:
+		return "fsck"
+	}
+	return ""
+}
+
+// validate checks the rules of CLI.md sections 1 and 3 that do not need the
+// filesystem, normalizes the option pairs (-ro wins over -rw, ...) and
+// fills the derived fields. Warnings go to log.
+func (a *argContainer) validate(log *slog.Logger) error {
+	usage := func(format string, args ...any) error {
+		return exitcodes.Errorf(exitcodes.Usage, format, args...)
+	}
+	n := 0
+	for _, x := range []bool{a.init, a.passwd, a.info, a.fsck} {
+		if x {
+			n++
+		}
+	}
+	if n > 1 {
+		return usage("At most one of -init, -passwd, -info, -fsck is allowed")
+	}
+	if len(a.positional) == 0 {
+		return usage("CIPHERDIR argument is missing")
+	}
+	if act := a.action(); act != "" {
+		if len(a.positional) != 1 {
+			return usage("Usage: gocryptfs -%s [OPTIONS] CIPHERDIR\n-%s takes exactly one argument, you passed %d: %s",
+				act, act, len(a.positional), prettyArgs(a.positional))
+		}
+	} else if len(a.positional) != 2 {
+		return usage("Wrong number of arguments (have %d, want 2). You passed: %s\n%s",
+			len(a.positional), prettyArgs(a.positional), usageLine)
+	}
+	var err error
+	if a.cipherdir, err = filepath.Abs(a.positional[0]); err != nil {
+		return usage("invalid CIPHERDIR: %v", err)
+	}
+	if len(a.positional) == 2 {
+		if a.mountpoint, err = filepath.Abs(a.positional[1]); err != nil {
+			return usage("invalid MOUNTPOINT: %v", err)
+		}
+	}
+	if a.fsck && a.reverse {
+		return usage("-fsck is not supported in reverse mode")
+	}
+
+	// Forbidden combinations (CLI.md 3.4).
+	switch {
+	case len(a.extpass) > 0 && len(a.passfile) > 0:
+		return usage("The options -extpass and -passfile cannot be used at the same time")
+	case len(a.passfile) > 0 && a.masterkey != "":
+		return usage("The options -passfile and -masterkey cannot be used at the same time")
+	case len(a.extpass) > 0 && a.masterkey != "" && !a.init:
+		return usage("The options -extpass and -masterkey cannot be used at the same time")
+	case len(a.extpass) > 0 && a.fido2 != "":
+		return usage("The options -extpass and -fido2 cannot be used at the same time")
+	}
+
+	if a.longnamemax > 0 && a.longnamemax < configfile.MinLongNameMax {
+		return usage("-longnamemax: value %d is outside allowed range %d ... %d",
+			a.longnamemax, configfile.MinLongNameMax, configfile.MaxLongNameMax)
+	}
+	if a.idle < 0 {
+		return usage("-idle: negative durations are not allowed: %v", a.idle)
+	}
+	for _, g := range a.badname {
+		if _, err := filepath.Match(g, ""); err != nil {
+			return usage("-badname: invalid glob pattern %q: %v", g, err)
+		}
+	}
+	switch a.openssl {
+	case "auto":
+		a.backend = cryptocore.BackendAuto
+	case "true":
+		if !stupidgcm.Available {
+			return exitcodes.Errorf(exitcodes.OpenSSL, "-openssl=true: this binary was compiled without OpenSSL support")
+		}
+		a.backend = cryptocore.BackendOpenSSL
+	case "false":
+		a.backend = cryptocore.BackendGo
+	default:
+		return usage("-openssl: invalid value %q, must be one of auto, true, false", a.openssl)
+	}
+	if a.forceOwnerStr != "" {
+		o, err := parseOwner(a.forceOwnerStr)
+		if err != nil {
+			return usage("-force_owner: %v", err)
+		}
+		a.forceOwner = o
+		a.allowOther = true
+	}
+	if strings.Contains(a.fsname, ",") {
+		clean := strings.ReplaceAll(a.fsname, ",", "_")
+		log.Warn(fmt.Sprintf("Commas are not allowed in -fsname, replacing %q with %q", a.fsname, clean))
+		a.fsname = clean
+	}
+	if a.reverse {
+		a.aessiv = true
+	}
+	// The restrictive option of each pair wins.
+	if a.ro {
+		a.rw = false
+	}
+	if a.nodev {
+		a.dev = false
+	}
+	if a.nosuid {
+		a.suid = false
+	}
+	if a.noexec {
+		a.exec = false
+	}
+	if a.config != "" {
+		if a.config, err = filepath.Abs(a.config); err != nil {
+			return exitcodes.Errorf(exitcodes.Init, "invalid -config: %v", err)
+		}
+	}
+	for i, f := range a.passfile {
+		if a.passfile[i], err = filepath.Abs(f); err != nil {
+			return usage("invalid -passfile: %v", err)
+		}
+	}
+	return nil
+}
+
+// parseOwner parses "UID:GID" with both parts unsigned 32-bit integers.
+func parseOwner(s string) (*fuse.Owner, error) {
+	u, g, ok := strings.Cut(s, ":")
+	if !ok {
+		return nil, fmt.Errorf("%q is not of the form UID:GID", s)
+	}
+	uid, err := strconv.ParseUint(u, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("invalid UID %q: %w", u, err)
+	}
+	gid, err := strconv.ParseUint(g, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("invalid GID %q: %w", g, err)
+	}
+	return &fuse.Owner{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// configPath returns the config file location: -config, or the default
+// name inside CIPHERDIR for the mode.
+func (a *argContainer) configPath() string {
+	if a.config != "" {
+		return a.config
+	}
+	if a.reverse {
+		return filepath.Join(a.cipherdir, configfile.ConfReverseName)
+	}
+	return filepath.Join(a.cipherdir, configfile.ConfDefaultName)
+}
+
+const usageLine = "Usage: gocryptfs [OPTIONS] CIPHERDIR MOUNTPOINT [-o COMMA-SEPARATED-OPTIONS]"
+
+const shortHelp = `Usage: gocryptfs -init|-passwd|-info [OPTIONS] CIPHERDIR
+  or   gocryptfs [OPTIONS] CIPHERDIR MOUNTPOINT [-o COMMA-SEPARATED-OPTIONS]
+
+Options:
+  -aessiv            AES-SIV encryption (with -init)
+  -allow_other       Allow other users to access the mount
+  -config FILE       Use specified config file instead of CIPHERDIR/gocryptfs.conf
+  -ctlsock PATH      Create control socket at PATH
+  -extpass CMD       Use external program for the password prompt
+  -fg, -f            Stay in the foreground
+  -fsck              Check CIPHERDIR for consistency
+  -force_owner       Force the ownership of all files to UID:GID
+  -fusedebug         Debug FUSE calls
+  -h, -help          This short help text
+  -hh                Long help text with all options
+  -idle, -i DURATION Unmount automatically after DURATION of inactivity
+  -init              Initialize encrypted directory
+  -info              Display information about encrypted directory
+  -masterkey         Mount with explicit master key instead of password
+  -nonempty          Allow mounting over non-empty directory
+  -nosyslog          Do not redirect log messages to syslog
+  -passfile FILE     Read password from FILE
+  -passwd            Change password
+  -plaintextnames    Do not encrypt file names (with -init)
+  -q, -quiet         Silence informational messages
+  -reverse           Enable reverse mode
+  -ro                Mount read-only
+  -speed             Run crypto speed test
+  -version           Print version information
+  --                 Stop option parsing
+`
+
+// printShortHelp writes the -h text.
+func printShortHelp(w io.Writer) {
+	fmt.Fprint(w, shortHelp)
+}
+
+// printLongHelp writes the -hh text: every flag, sorted, with its default.
+func printLongHelp(w io.Writer) {
+	a := &argContainer{}
+	fs := newFlagSet(a)
+	defs := append([]*flagDef(nil), fs.defs...)
+	sort.Slice(defs, func(i, j int) bool { return defs[i].names[0] < defs[j].names[0] })
+	fmt.Fprintln(w, "Usage: gocryptfs -init|-passwd|-info [OPTIONS] CIPHERDIR")
+	fmt.Fprintln(w, "  or   gocryptfs [OPTIONS] CIPHERDIR MOUNTPOINT [-o COMMA-SEPARATED-OPTIONS]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Options:")
+	for _, d := range defs {
+		names := make([]string, len(d.names))
+		for i, n := range d.names {
+			names[i] = "-" + n
+		}
+		head := "  " + strings.Join(names, ", ")
+		if d.argName != "" {
+			head += " " + d.argName
+		}
+		switch d.kind {
+		case kindList:
+			fmt.Fprintf(w, "%s\n    \t%s\n", head, d.usage)
+		case kindString:
+			fmt.Fprintf(w, "%s\n    \t%s (default %q)\n", head, d.usage, d.def)
+		default:
+			fmt.Fprintf(w, "%s\n    \t%s (default %s)\n", head, d.usage, d.def)
+		}
+	}
+	fmt.Fprintln(w, "  -h\n    \tShort help text")
+	fmt.Fprintln(w, "  -o OPTIONS\n    \tComma-separated list of the options above without dashes, e.g. -o passfile=FILE,ro")
+	fmt.Fprintln(w, "  --\n    \tStop option parsing")
+}

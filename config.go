@@ -1,0 +1,52 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"gocryptfs/internal/configfile"
+	"gocryptfs/internal/exitcodes"
+)
+
+// checkCipherDir requires CIPHERDIR to exist and be a directory (exit 6).
+func checkCipherDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return exitcodes.Errorf(exitcodes.CipherDir, "Invalid cipherdir: %v", err)
+	}
+	if !fi.IsDir() {
+		return exitcodes.Errorf(exitcodes.CipherDir, "Invalid cipherdir: %s is not a directory", dir)
+	}
+	return nil
+}
+
+// loadConfig loads and validates the config for mounting and -passwd:
+// unreadable or malformed files give exit 11 ("Cannot open config file"),
+// configs refused by validation exit 27.
+func loadConfig(path string) (*configfile.ConfFile, error) {
+	cf, err := configfile.Load(path)
+	if err == nil {
+		return cf, nil
+	}
+	switch {
+	case errors.Is(err, configfile.ErrTooOld):
+		return nil, exitcodes.Errorf(exitcodes.DeprecatedFS,
+			"Filesystem too old for this gocryptfs version: %v", err)
+	case errors.Is(err, configfile.ErrInvalid):
+		return nil, exitcodes.Errorf(exitcodes.DeprecatedFS, "Config file %s is not supported: %v", path, err)
+	}
+	return nil, exitcodes.Errorf(exitcodes.Other, "Cannot open config file: %v", err)
+}
+
+// unlockError maps a DecryptMasterKey failure to exit 12 ("Password
+// incorrect.") or, for weak scrypt parameters, 13.
+func unlockError(err error) error {
+	switch {
+	case errors.Is(err, configfile.ErrWrongPassword):
+		return exitcodes.New(exitcodes.PasswordIncorrect, configfile.ErrWrongPassword)
+	case errors.Is(err, configfile.ErrScryptParams):
+		return exitcodes.New(exitcodes.ScryptParams, err)
+	}
+	return exitcodes.New(exitcodes.PasswordIncorrect, fmt.Errorf("could not unlock the master key: %w", err))
+}

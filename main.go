@@ -1,0 +1,122 @@
+// Command gocryptfs is an encrypted overlay filesystem (FUSE). This package
+// is the command line: argument parsing (cli_args.go), the actions -init,
+// -info, -passwd and mounting, and the mapping of errors to exit codes.
+// main is the only function that calls os.Exit.
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"golang.org/x/term"
+
+	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/readpassword"
+	"gocryptfs/internal/tlog"
+)
+
+// env bundles the process environment the command line works with, so that
+// nothing below main reaches for os.Stdout & co. directly.
+type env struct {
+	args   []string
+	stdin  *os.File
+	stdout io.Writer
+	stderr io.Writer
+	// stdoutTTY reports whether stdout is a terminal (master key display).
+	stdoutTTY bool
+	// color enables ANSI colours (terminals and no NO_COLOR).
+	color bool
+	// log is the logger of this run; logSwitch lets the daemonized mount
+	// move it to syslog after components have been handed the logger.
+	log       *slog.Logger
+	logSwitch *tlog.Switch
+}
+
+func main() {
+	e := &env{
+		args:      os.Args,
+		stdin:     os.Stdin,
+		stdout:    os.Stdout,
+		stderr:    os.Stderr,
+		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		color:     tlog.ColorAllowed(),
+	}
+	os.Exit(run(e))
+}
+
+// run executes the command line and returns the exit code. Errors are
+// printed here, once: in red on stderr unless the error is silent (its
+// message was already printed where it happened).
+func run(e *env) int {
+	err := dispatch(e)
+	if err != nil && !exitcodes.Silent(err) {
+		msg := err.Error()
+		if e.color {
+			msg = "\033[31m" + msg + "\033[0m"
+		}
+		fmt.Fprintln(e.stderr, msg)
+	}
+	return exitcodes.From(err)
+}
+
+// dispatch parses the arguments and runs the requested action.
+func dispatch(e *env) error {
+	if len(e.args) <= 1 {
+		printShortHelp(e.stdout)
+		return exitcodes.New(exitcodes.Usage, nil)
+	}
+	a, err := parseArgs(e.args)
+	if err != nil {
+		return err
+	}
+	e.logSwitch = tlog.NewSwitch(tlog.New(tlog.Options{
+		Stdout: e.stdout, Stderr: e.stderr,
+		Quiet: a.quiet, Debug: a.debug, Color: e.color, WPanic: a.wpanic,
+	}).Handler())
+	e.log = slog.New(e.logSwitch)
+	switch {
+	case a.version:
+		fmt.Fprintln(e.stdout, versionLine())
+		return nil
+	case a.hh:
+		printLongHelp(e.stdout)
+		return nil
+	case a.help:
+		printShortHelp(e.stdout)
+		return nil
+	case a.speed:
+		return runSpeed(e)
+	}
+	if err := a.validate(e.log); err != nil {
+		return err
+	}
+	stop, err := startProfiling(a, e.log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	switch {
+	case a.init:
+		return initFS(e, a)
+	case a.info:
+		return info(e, a)
+	case a.passwd:
+		return changePassword(e, a)
+	case a.fsck:
+		return fsckHook(e, a)
+	}
+	return mountAction(e, a)
+}
+
+// passwordSource returns the password reader configured from the flags.
+func (e *env) passwordSource(a *argContainer) *readpassword.Source {
+	return &readpassword.Source{
+		Passfiles: a.passfile,
+		Extpass:   a.extpass,
+		Stdin:     e.stdin,
+		Stderr:    e.stderr,
+		Logger:    e.log,
+	}
+}

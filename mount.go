@@ -1,0 +1,536 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/configfile"
+	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/fusefrontend"
+	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/tlog"
+)
+
+// Mount parameters of CLI.md 5.3.
+const (
+	// maxWrite is the largest write the kernel sends in one request (1 MiB).
+	maxWrite = 1 << 20
+	// cacheTimeout is the attribute, entry and negative-lookup timeout.
+	cacheTimeout = time.Second
+	// minNofile is the open-file limit raised to if it is lower.
+	minNofile = 4096
+)
+
+// mountAction implements the mount operation: checks, daemonizing, then
+// the actual mount in the (foreground or child) process.
+func mountAction(e *env, a *argContainer) error {
+	if err := checkCipherDir(a.cipherdir); err != nil {
+		return err
+	}
+	if a.reverse {
+		return reverseMountHook(e, a)
+	}
+	if len(a.exclude) > 0 || len(a.excludeWildcard) > 0 || len(a.excludeFrom) > 0 {
+		return exitcodes.Errorf(exitcodes.ExcludeError, "-exclude only works in reverse mode")
+	}
+	if err := checkMountpoint(a); err != nil {
+		return err
+	}
+	if !a.fg {
+		return forkChild(e)
+	}
+	return doMount(e, a)
+}
+
+// checkMountpoint applies the MOUNTPOINT rules of CLI.md 5.1 (exit 10).
+func checkMountpoint(a *argContainer) error {
+	mp := a.mountpoint
+	if strings.HasPrefix(mp, "/dev/fd/") {
+		return nil // a pre-opened FUSE fd, handed to go-fuse unchecked
+	}
+	fail := func(format string, args ...any) error {
+		return exitcodes.Errorf(exitcodes.MountPoint, format, args...)
+	}
+	fi, err := os.Stat(mp)
+	if err != nil {
+		return fail("Invalid mountpoint: %v", err)
+	}
+	if !fi.IsDir() {
+		return fail("Invalid mountpoint: %s is not a directory", mp)
+	}
+	cd, mpr := resolvePath(a.cipherdir), resolvePath(mp)
+	if mpr == cd || isInside(cd, mpr) {
+		return fail("Mountpoint %q would shadow cipherdir %q, this is not supported", mp, a.cipherdir)
+	}
+	if isInside(mpr, cd) {
+		return fail("Mountpoint %q is contained in cipherdir %q, this is not supported", mp, a.cipherdir)
+	}
+	if !a.nonempty {
+		if err := checkDirEmpty(mp); err != nil {
+			return fail("Invalid mountpoint: %v. Use -nonempty to mount over it anyway.", err)
+		}
+	}
+	return nil
+}
+
+// resolvePath returns p with symlinks resolved, or p cleaned if that fails.
+func resolvePath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// isInside reports whether path p lies strictly below directory dir.
+func isInside(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// features are the filesystem parameters, from the config or (with
+// -masterkey/-zerokey) from the command line.
+type features struct {
+	cipher             cryptocore.ContentCipher
+	hkdf               bool
+	plaintextNames     bool
+	deterministicNames bool
+	raw64              bool
+	longNameMax        int
+}
+
+// unlock returns the master key and the feature set. With -masterkey or
+// -zerokey the config is never opened (CLI.md 3.4).
+func unlock(e *env, a *argContainer) ([]byte, features, error) {
+	mk, err := explicitMasterKey(e, a)
+	if err != nil {
+		return nil, features{}, err
+	}
+	if mk != nil {
+		f := features{
+			cipher:             cryptocore.AESGCM,
+			hkdf:               a.hkdf,
+			plaintextNames:     a.plaintextnames,
+			deterministicNames: a.deterministicNames,
+			raw64:              a.raw64,
+			longNameMax:        int(a.longnamemax),
+		}
+		switch {
+		case a.xchacha && a.aessiv:
+			cryptocore.Wipe(mk)
+			return nil, f, exitcodes.Errorf(exitcodes.Usage, "-xchacha and -aessiv cannot be used together")
+		case a.xchacha:
+			f.cipher = cryptocore.XChaCha20Poly1305
+		case a.aessiv:
+			f.cipher = cryptocore.AESSIV
+		}
+		return mk, f, nil
+	}
+	confPath := a.configPath()
+	if a.config != "" {
+		e.log.Info(fmt.Sprintf("Using config file at custom location %s", confPath), tlog.Yellow())
+	}
+	cf, err := loadConfig(confPath)
+	if err != nil {
+		return nil, features{}, err
+	}
+	if cf.IsFeatureFlagSet(configfile.FlagFIDO2) {
+		if a.fido2 == "" {
+			return nil, features{}, exitcodes.Errorf(exitcodes.Usage, "Masterkey encrypted using FIDO2 token; need to use the -fido2 option.")
+		}
+		// HOOK: FIDO2 assertion (fido2-assert) is not implemented yet.
+		return nil, features{}, exitcodes.Errorf(exitcodes.FIDO2Error, "FIDO2 is not supported by this version of gocryptfs")
+	}
+	pw, err := e.passwordSource(a).Once()
+	if err != nil {
+		return nil, features{}, err
+	}
+	e.log.Info("Decrypting master key")
+	mk, err = cf.DecryptMasterKey(pw)
+	cryptocore.Wipe(pw)
+	if err != nil {
+		return nil, features{}, unlockError(err)
+	}
+	has := cf.IsFeatureFlagSet
+	plain := has(configfile.FlagPlaintextNames)
+	return mk, features{
+		cipher:             cf.ContentCipher(),
+		hkdf:               has(configfile.FlagHKDF),
+		plaintextNames:     plain,
+		deterministicNames: !plain && !has(configfile.FlagDirIV),
+		raw64:              has(configfile.FlagRaw64),
+		longNameMax:        cf.EffectiveLongNameMax(),
+	}, nil
+}
+
+// buildFrontend turns the master key into the FUSE root node. It wipes mk.
+func buildFrontend(e *env, a *argContainer, mk []byte, f features, readOnly bool) (*fusefrontend.RootNode, *cryptocore.CryptoCore, error) {
+	defer cryptocore.Wipe(mk)
+	backend := a.backend
+	if f.cipher == cryptocore.AESSIV && backend == cryptocore.BackendOpenSSL {
+		e.log.Debug("AES-SIV has no OpenSSL implementation, using Go")
+		backend = cryptocore.BackendGo
+	}
+	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: f.cipher, Backend: backend, HKDF: f.hkdf})
+	if err != nil {
+		return nil, nil, exitcodes.Errorf(exitcodes.Usage, "Cannot set up the ciphers: %v", err)
+	}
+	e.log.Debug("content encryption", "cipher", cc.Cipher.String(), "backend", cc.Backend.String(), "openssl", a.openssl)
+	nt, err := nametransform.New(cc, nametransform.Options{
+		PlaintextNames:     f.plaintextNames,
+		DeterministicNames: f.deterministicNames,
+		Raw64:              f.raw64,
+		LongNameMax:        f.longNameMax,
+		BadnamePatterns:    a.badname,
+		Logger:             e.log,
+	})
+	if err != nil {
+		cc.Wipe()
+		return nil, nil, exitcodes.Errorf(exitcodes.Usage, "Cannot set up name encryption: %v", err)
+	}
+	ce, err := contentenc.New(cc, contentenc.Options{Logger: e.log})
+	if err != nil {
+		cc.Wipe()
+		return nil, nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up content encryption: %v", err)
+	}
+	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{
+		CipherDir:          a.cipherdir,
+		PlaintextNames:     f.plaintextNames,
+		DeterministicNames: f.deterministicNames,
+		ForceOwner:         a.forceOwner,
+		AllowOther:         a.allowOther,
+		SharedStorage:      a.sharedstorage,
+		NoPrealloc:         a.noprealloc,
+		Suid:               a.suid,
+		NoXattr:            a.noxattr,
+		KernelCache:        a.kernelCache,
+		ReadOnly:           readOnly,
+		Logger:             e.log,
+	}, nt, ce)
+	if err != nil {
+		cc.Wipe()
+		return nil, nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up the filesystem: %v", err)
+	}
+	return rn, cc, nil
+}
+
+// kernelOptions returns the -o string items for fusermount (CLI.md 5.3).
+func kernelOptions(a *argContainer, readOnly bool) []string {
+	var o []string
+	if readOnly {
+		o = append(o, "ro")
+	} else if a.rw {
+		o = append(o, "rw")
+	}
+	if a.suid {
+		o = append(o, "suid")
+	} else {
+		o = append(o, "nosuid")
+	}
+	if a.dev {
+		o = append(o, "dev")
+	} else {
+		o = append(o, "nodev")
+	}
+	if a.noexec {
+		o = append(o, "noexec")
+	} else if a.exec {
+		o = append(o, "exec")
+	}
+	if a.allowOther {
+		o = append(o, "default_permissions")
+	}
+	if a.context != "" {
+		o = append(o, "context="+a.context)
+	}
+	for _, k := range strings.Split(a.ko, ",") {
+		if k != "" {
+			o = append(o, k)
+		}
+	}
+	return o
+}
+
+// fuseOptions assembles the go-fuse options of CLI.md 5.3.
+func fuseOptions(a *argContainer, readOnly bool) *fs.Options {
+	timeout := cacheTimeout
+	if a.sharedstorage {
+		timeout = 0
+	}
+	fsname := a.fsname
+	if fsname == "" {
+		fsname = a.cipherdir
+	}
+	return &fs.Options{
+		MountOptions: fuse.MountOptions{
+			AllowOther: a.allowOther,
+			Options:    kernelOptions(a, readOnly),
+			MaxWrite:   maxWrite,
+			FsName:     fsname,
+			Name:       "gocryptfs",
+			Debug:      a.fusedebug,
+			SyncRead:   a.serializeReads,
+			EnableAcl:  a.acl,
+		},
+		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
+		NegativeTimeout: &timeout,
+		// Show the real permission bits, also 000.
+		NullPermissions: true,
+	}
+}
+
+// backingReadOnly reports whether CIPHERDIR lives on a read-only mount.
+func backingReadOnly(dir string) bool {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return false
+	}
+	return st.Flags&unix.ST_RDONLY != 0
+}
+
+// raiseNofile raises the soft open-file limit to minNofile if it is lower,
+// within the hard limit: every open plaintext file costs a descriptor.
+func raiseNofile(log *slog.Logger) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur >= minNofile {
+		return
+	}
+	lim.Cur = min(uint64(minNofile), lim.Max)
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		log.Debug("raising RLIMIT_NOFILE failed", "err", err)
+	}
+}
+
+// doMount mounts in this process and serves until unmounted.
+func doMount(e *env, a *argContainer) error {
+	raiseNofile(e.log)
+	if err := checkMountpoint(a); err != nil {
+		return err
+	}
+	if err := ctlsockHook(e, a); err != nil {
+		return err
+	}
+	readOnly := a.ro
+	if !readOnly && backingReadOnly(a.cipherdir) {
+		if a.rw {
+			return exitcodes.Errorf(exitcodes.Usage, "Cipherdir %s is on a read-only filesystem, cannot mount read-write (-rw).", a.cipherdir)
+		}
+		e.log.Info(fmt.Sprintf("Cipherdir %s is on a read-only filesystem, mounting as read-only.", a.cipherdir), tlog.Yellow())
+		readOnly = true
+	}
+	mk, feat, err := unlock(e, a)
+	if err != nil {
+		return err
+	}
+	rn, cc, err := buildFrontend(e, a, mk, feat, readOnly)
+	if err != nil {
+		return err
+	}
+	defer cc.Wipe()
+	defer rn.Close()
+
+	srv, err := fs.Mount(a.mountpoint, rn, fuseOptions(a, readOnly))
+	if err != nil {
+		return exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)
+	}
+	// File modes come from the FUSE requests, which already had the
+	// caller's umask applied.
+	unix.Umask(0)
+	e.log.Info("Filesystem mounted and ready.", tlog.Green())
+	if a.allowOther {
+		e.log.Info("Note: -allow_other is set. Make sure the file permissions protect your data from unwanted access.", tlog.Yellow())
+	}
+	if a.notifypid > 0 {
+		becomeDaemon(e, a)
+	}
+
+	interrupted := make(chan struct{})
+	var gotSignal atomic.Bool
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		s, ok := <-sigs
+		if !ok {
+			return
+		}
+		gotSignal.Store(true)
+		e.log.Info(fmt.Sprintf("Received %v, unmounting", s))
+		if err := srv.Unmount(); err != nil {
+			e.log.Warn(fmt.Sprintf("Unmount failed: %v. Trying lazy unmount.", err))
+			lazyUnmount(e.log, a.mountpoint)
+			close(interrupted)
+		}
+	}()
+	if a.idle > 0 {
+		go idleMonitor(e.log, srv, rn, a.idle)
+	}
+
+	waited := make(chan struct{})
+	go func() { srv.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-interrupted:
+	}
+	if gotSignal.Load() {
+		return exitcodes.New(exitcodes.SigInt, nil)
+	}
+	return nil
+}
+
+// lazyUnmount detaches the mount even if it is busy.
+func lazyUnmount(log *slog.Logger, mountpoint string) {
+	for _, prog := range []string{"fusermount3", "fusermount"} {
+		out, err := exec.Command(prog, "-u", "-z", mountpoint).CombinedOutput()
+		if err == nil {
+			return
+		}
+		log.Debug("lazy unmount failed", "prog", prog, "err", err, "output", string(out))
+	}
+	log.Warn(fmt.Sprintf("Lazy unmount of %s failed", mountpoint))
+}
+
+// idleMonitor unmounts the filesystem once no FUSE request arrived and no
+// file was open for the whole idle duration. A busy mount (for example a
+// process with its working directory inside) refuses the unmount; the
+// monitor then starts counting again.
+func idleMonitor(log *slog.Logger, srv *fuse.Server, rn *fusefrontend.RootNode, idle time.Duration) {
+	interval := max(idle/10, 100*time.Millisecond)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	lastOps := rn.OpCount()
+	idleSince := time.Now()
+	for range t.C {
+		ops := rn.OpCount()
+		if ops != lastOps || rn.OpenFileCount() > 0 {
+			lastOps, idleSince = ops, time.Now()
+			continue
+		}
+		if time.Since(idleSince) < idle {
+			continue
+		}
+		log.Info(fmt.Sprintf("Filesystem idle for %v, unmounting", idle))
+		if err := srv.Unmount(); err != nil {
+			log.Debug("idle unmount failed, will retry", "err", err)
+			lastOps, idleSince = rn.OpCount(), time.Now()
+			continue
+		}
+		return
+	}
+}
+
+// becomeDaemon finishes daemonizing the mount child (CLI.md 5.2) and tells
+// the waiting parent that the mount is ready.
+func becomeDaemon(e *env, a *argContainer) {
+	if err := os.Chdir("/"); err != nil {
+		e.log.Warn(fmt.Sprintf("chdir /: %v", err))
+	}
+	if _, err := unix.Setsid(); err != nil {
+		e.log.Debug("setsid failed", "err", err)
+	}
+	if !a.nosyslog {
+		if h, err := tlog.NewSyslogHandler("gocryptfs", a.quiet, a.debug); err != nil {
+			e.log.Info(fmt.Sprintf("Cannot log to syslog, output is discarded: %v", err))
+		} else {
+			e.logSwitch.Set(h)
+		}
+		redirectStdoutToLogger(e.log)
+	}
+	if err := redirectFd("/dev/null", unix.O_RDONLY, 0); err != nil {
+		e.log.Warn(fmt.Sprintf("redirecting stdin to /dev/null: %v", err))
+	}
+	if err := unix.Kill(a.notifypid, unix.SIGUSR1); err != nil {
+		e.log.Warn(fmt.Sprintf("Could not notify parent process %d: %v", a.notifypid, err))
+	}
+}
+
+// redirectFd points descriptor fd at the file path.
+func redirectFd(path string, flags int, fd int) error {
+	f, err := os.OpenFile(path, flags, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Dup3(int(f.Fd()), fd, 0)
+}
+
+// redirectStdoutToLogger connects stdout and stderr to a
+// `logger -t gocryptfs-<pid>-logger` process, so that output of libraries
+// that print directly still reaches syslog. If logger cannot be started,
+// stdout and stderr go to /dev/null.
+func redirectStdoutToLogger(log *slog.Logger) {
+	pr, pw, err := os.Pipe()
+	if err == nil {
+		cmd := exec.Command("logger", "-t", fmt.Sprintf("gocryptfs-%d-logger", os.Getpid()))
+		cmd.Stdin = pr // its own stdout/stderr stay /dev/null
+		err = cmd.Start()
+		pr.Close()
+		if err == nil {
+			go cmd.Wait() // reap it when the pipe closes at exit
+			err = errors.Join(unix.Dup3(int(pw.Fd()), 1, 0), unix.Dup3(int(pw.Fd()), 2, 0))
+			pw.Close()
+			if err == nil {
+				return
+			}
+		} else {
+			pw.Close()
+		}
+	}
+	log.Debug("could not redirect output to logger, using /dev/null", "err", err)
+	redirectFd("/dev/null", unix.O_WRONLY, 1)
+	redirectFd("/dev/null", unix.O_WRONLY, 2)
+}
+
+// forkChild daemonizes (CLI.md 5.2): it re-executes this binary with
+// "-fg -notifypid=<our pid>" prepended and waits until the child either
+// signals SIGUSR1 (mounted: exit 0) or exits (its exit code is ours).
+func forkChild(e *env) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return exitcodes.Errorf(exitcodes.ForkChild, "forkChild: cannot find own executable: %v", err)
+	}
+	args := append([]string{"-fg", fmt.Sprintf("-notifypid=%d", os.Getpid())}, e.args[1:]...)
+	c := exec.Command(exe, args...)
+	c.Args[0] = e.args[0]
+	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
+	ready := make(chan os.Signal, 1)
+	signal.Notify(ready, syscall.SIGUSR1)
+	defer signal.Stop(ready)
+	if err := c.Start(); err != nil {
+		return exitcodes.Errorf(exitcodes.ForkChild, "forkChild: starting %s failed: %v", exe, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- c.Wait() }()
+	select {
+	case <-ready:
+		return nil
+	case err := <-exited:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if code := ee.ExitCode(); code > 0 {
+				return exitcodes.New(code, nil)
+			}
+			return exitcodes.Errorf(exitcodes.ForkChild, "forkChild: child died: %v", err)
+		}
+		if err != nil {
+			return exitcodes.Errorf(exitcodes.ForkChild, "forkChild: %v", err)
+		}
+		// The child exited 0 without notifying us (e.g. unmounted at once).
+		return nil
+	}
+}
