@@ -65,6 +65,7 @@ type ValidationError struct {
 	Msg string
 }
 
+// Error returns Msg.
 func (e *ValidationError) Error() string { return e.Msg }
 
 // Is implements the ErrInvalid / ErrTooOld matching described on the type.
