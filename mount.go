@@ -445,7 +445,7 @@ func becomeDaemon(e *env, a *argContainer) {
 	}
 	if !a.nosyslog {
 		if h, err := tlog.NewSyslogHandler("gocryptfs", a.quiet, a.debug); err != nil {
-			e.log.Info(fmt.Sprintf("Cannot log to syslog, output is discarded: %v", err))
+			e.log.Info(fmt.Sprintf("Cannot log to syslog: %v", err))
 		} else {
 			e.logSwitch.Set(h)
 		}

@@ -1,0 +1,32 @@
+#!/bin/bash
+#
+# Install the system packages gocryptfs needs to build and test, on Debian
+# (run as root): fuse3 (fusermount3 and /dev/fuse support), libssl-dev and
+# gcc (the OpenSSL cipher backend is built with cgo). Packages that are
+# already installed are left alone; apt-get update only runs if something
+# is missing. Go itself (>= the version in go.mod) must already be
+# installed, in PATH or in /usr/local/go.
+
+set -euo pipefail
+
+missing=()
+command -v fusermount3 >/dev/null || missing+=(fuse3)
+command -v gcc >/dev/null || missing+=(gcc)
+[[ -e /usr/include/openssl/evp.h ]] || missing+=(libssl-dev)
+command -v logger >/dev/null || missing+=(bsdutils)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+
+if ((${#missing[@]} > 0)); then
+	echo "install-deps.bash: installing ${missing[*]}"
+	if [[ $(id -u) -ne 0 ]]; then
+		echo "install-deps.bash: need root to install packages" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q "${missing[@]}"
+fi
+
+if ! command -v go >/dev/null && [[ -x /usr/local/go/bin/go ]]; then
+	echo "install-deps.bash: Go found in /usr/local/go/bin; add it to PATH" >&2
+fi

@@ -1,0 +1,36 @@
+#!/bin/bash
+#
+# The project's test suite; .ci/run runs exactly this. It installs missing
+# Debian packages (see install-deps.bash), then runs go vet, a gofmt check,
+# all tests in the default build and in the without_openssl build, and
+# checks that a CGO_ENABLED=0 build compiles. Tests that mount need
+# /dev/fuse and root (they skip without /dev/fuse).
+
+set -euo pipefail
+cd "$(dirname "$0")"
+export PATH="$PATH:/usr/local/go/bin"
+
+./install-deps.bash
+
+echo "== go vet"
+go vet ./...
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [[ -n $unformatted ]]; then
+	echo "gofmt needed on:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+
+echo "== go test (default build, with OpenSSL)"
+go test -count=1 -timeout 8m ./...
+
+echo "== go test -tags without_openssl"
+go test -count=1 -timeout 8m -tags without_openssl ./...
+
+echo "== CGO_ENABLED=0 build"
+CGO_ENABLED=0 go build -o /dev/null .
+CGO_ENABLED=0 go vet ./... >/dev/null
+
+echo "test.bash: all tests passed"
