@@ -13,11 +13,11 @@ import (
 // call on the entry is made relative to dirfd, so nothing follows symlinks
 // that someone may have placed in CIPHERDIR.
 type entry struct {
-	dirfd int    // backing parent directory; closed by close()
-	dirIV []byte // IV of that directory (nil without directory IVs)
-	inRoot bool  // dirfd is the CIPHERDIR root (the entry is a child of it)
-	name  string // plaintext name ("" for the root itself)
-	cName string // backing name; "." for the root itself
+	dirfd  int    // backing parent directory; closed by close()
+	dirIV  []byte // IV of that directory (nil without directory IVs)
+	inRoot bool   // dirfd is the CIPHERDIR root (the entry is a child of it)
+	name   string // plaintext name ("" for the root itself)
+	cName  string // backing name; "." for the root itself
 	// longEnc is the full encrypted name when cName is a hashed long name;
 	// creators write it to the companion file, removers delete that file.
 	longEnc string

@@ -22,7 +22,7 @@ func (rn *RootNode) toErrno(op string, err error) syscall.Errno {
 // after "defer rn.recoverOp(...)" so that a panic in the hook is caught.
 func (rn *RootNode) enter(op string) {
 	rn.opCount.Add(1)
-	if h := rn.testHook; h != nil {
-		h(op)
+	if h := rn.testHook.Load(); h != nil {
+		(*h)(op)
 	}
 }

@@ -132,10 +132,12 @@ func mountExisting(t testing.TB, cfg testConfig, cipherDir string, init bool) *t
 	opts := &fs.Options{
 		MountOptions: fuse.MountOptions{
 			EnableLocks: true,
+			Debug:       os.Getenv("FUSE_DEBUG") != "",
 			FsName:      cipherDir,
 			Name:        "gocryptfs-test",
 		},
 	}
+	opts.NullPermissions = true
 	if cfg.timeouts {
 		sec := time.Second
 		opts.EntryTimeout, opts.AttrTimeout = &sec, &sec

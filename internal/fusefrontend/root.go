@@ -90,7 +90,7 @@ type RootNode struct {
 
 	// testHook, if set, runs at the start of every operation (tests only:
 	// panic injection).
-	testHook func(op string)
+	testHook atomic.Pointer[func(op string)]
 }
 
 // NewRootNode opens args.CipherDir and returns the root of the plaintext
