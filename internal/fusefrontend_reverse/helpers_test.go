@@ -1,0 +1,190 @@
+package fusefrontend_reverse
+
+import (
+	"bytes"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/fusefrontend"
+	"gocryptfs/internal/nametransform"
+)
+
+// lockedBuffer collects log output from concurrent FUSE requests.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// fsConfig describes the crypto settings of a filesystem under test.
+type fsConfig struct {
+	masterKey      []byte
+	hkdf           bool
+	padded64       bool // Raw64 off
+	plaintextNames bool
+	deterministic  bool
+	longNameMax    int
+}
+
+// tv14Key is the master key of all FORMAT.md test vectors.
+func tv14Key() []byte {
+	k := make([]byte, cryptocore.KeyLen)
+	for i := range k {
+		k[i] = byte(i)
+	}
+	return k
+}
+
+func parseKey(t testing.TB, s string) []byte {
+	t.Helper()
+	k, err := hex.DecodeString(strings.ReplaceAll(s, "-", ""))
+	if err != nil || len(k) != cryptocore.KeyLen {
+		t.Fatalf("bad master key %q: %v", s, err)
+	}
+	return k
+}
+
+func requireFuse(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skip("/dev/fuse not available:", err)
+	}
+}
+
+// newCrypto builds the AES-SIV NameTransform and ContentEnc for cfg.
+func newCrypto(t testing.TB, cfg fsConfig) (*cryptocore.CryptoCore, *nametransform.NameTransform, *contentenc.ContentEnc) {
+	t.Helper()
+	cc, err := cryptocore.New(cfg.masterKey, cryptocore.Options{Cipher: cryptocore.AESSIV, HKDF: cfg.hkdf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce, err := contentenc.New(cc, contentenc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt, err := nametransform.New(cc, nametransform.Options{
+		PlaintextNames:     cfg.plaintextNames,
+		DeterministicNames: cfg.deterministic,
+		Raw64:              !cfg.padded64,
+		LongNameMax:        cfg.longNameMax,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc, nt, ce
+}
+
+// mounted is a mounted filesystem under test.
+type mounted struct {
+	mnt  string
+	logs *lockedBuffer
+}
+
+func (m *mounted) path(p string) string {
+	if p == "" {
+		return m.mnt
+	}
+	return m.mnt + "/" + p
+}
+
+// serve mounts root on a fresh temp dir and unmounts it in t.Cleanup
+// (cleanups run in reverse order, so a mount stacked on top of another one
+// goes first).
+func serve(t testing.TB, root fs.InodeEmbedder, rootAttr *fs.StableAttr, name string, logs *lockedBuffer, closeFn func()) *mounted {
+	t.Helper()
+	mnt := t.TempDir()
+	sec := time.Second
+	opts := &fs.Options{
+		MountOptions: fuse.MountOptions{
+			FsName: name,
+			Name:   name,
+		},
+		EntryTimeout:   &sec,
+		AttrTimeout:    &sec,
+		RootStableAttr: rootAttr,
+	}
+	srv, err := fs.Mount(mnt, root, opts)
+	if err != nil {
+		t.Fatalf("mount %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		var err error
+		for range 50 {
+			if err = srv.Unmount(); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			t.Errorf("unmount %s: %v", mnt, err)
+			syscall.Unmount(mnt, unix.MNT_DETACH)
+		}
+		srv.Wait()
+		if closeFn != nil {
+			closeFn()
+		}
+		if t.Failed() && logs != nil {
+			t.Logf("%s log:\n%s", name, logs.String())
+		}
+	})
+	return &mounted{mnt: mnt, logs: logs}
+}
+
+// mountReverse mounts the reverse view of args.PlainDir.
+func mountReverse(t testing.TB, cfg fsConfig, args Args) (*mounted, *RootNode) {
+	t.Helper()
+	requireFuse(t)
+	_, nt, ce := newCrypto(t, cfg)
+	logs := &lockedBuffer{}
+	args.PlaintextNames = cfg.plaintextNames
+	args.DeterministicNames = cfg.deterministic
+	args.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rn, err := NewRootNode(args, nt, ce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := serve(t, rn, rn.StableAttr(), "gocryptfs-reverse-test", logs, func() { rn.Close() })
+	return m, rn
+}
+
+// mountForward mounts cipherDir (a reverse view) in forward mode.
+func mountForward(t testing.TB, cfg fsConfig, cipherDir string) *mounted {
+	t.Helper()
+	requireFuse(t)
+	_, nt, ce := newCrypto(t, cfg)
+	logs := &lockedBuffer{}
+	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{
+		CipherDir:          cipherDir,
+		PlaintextNames:     cfg.plaintextNames,
+		DeterministicNames: cfg.deterministic,
+		ReadOnly:           true,
+		Logger:             slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}, nt, ce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve(t, rn, nil, "gocryptfs-forward-test", logs, func() { rn.Close() })
+}

@@ -1,0 +1,426 @@
+package fusefrontend_reverse
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/fuseutil"
+	"gocryptfs/internal/inomap"
+	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/syscallcompat"
+)
+
+// nodeKind is the type of a node backed by a plaintext entry.
+type nodeKind uint8
+
+const (
+	kindDir nodeKind = iota
+	kindFile
+	kindSymlink
+	// kindOther: fifo, socket or device node (listed, never opened here).
+	kindOther
+	// kindConfig: gocryptfs.conf in the root, the raw bytes of
+	// .gocryptfs.reverse.conf.
+	kindConfig
+)
+
+func kindOf(mode uint32) nodeKind {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		return kindDir
+	case syscall.S_IFREG:
+		return kindFile
+	case syscall.S_IFLNK:
+		return kindSymlink
+	}
+	return kindOther
+}
+
+// node is an entry of the view backed by a plaintext entry.
+type node struct {
+	fs.Inode
+
+	rn   *RootNode
+	kind nodeKind
+
+	mu sync.Mutex
+	// pPath and cPath are the plaintext and ciphertext paths relative to
+	// the roots, as of the latest lookup that returned this node (a file
+	// with hard links can be reached through several).
+	pPath, cPath string
+}
+
+var (
+	_ fs.NodeLookuper    = (*node)(nil)
+	_ fs.NodeReaddirer   = (*node)(nil)
+	_ fs.NodeGetattrer   = (*node)(nil)
+	_ fs.NodeOpener      = (*node)(nil)
+	_ fs.NodeReadlinker  = (*node)(nil)
+	_ fs.NodeGetxattrer  = (*node)(nil)
+	_ fs.NodeListxattrer = (*node)(nil)
+	_ fs.NodeStatfser    = (*node)(nil)
+)
+
+func (n *node) paths() (pPath, cPath string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.pPath, n.cPath
+}
+
+func (n *node) setPaths(pPath, cPath string) {
+	n.mu.Lock()
+	n.pPath, n.cPath = pPath, cPath
+	n.mu.Unlock()
+}
+
+// errno converts err for the kernel, logging errors that carry no errno.
+func (rn *RootNode) errno(op string, err error) syscall.Errno {
+	e, known := fuseutil.ToErrno(err)
+	if !known {
+		rn.log.Error("unexpected error, returning EIO", "op", op, "err", err)
+	}
+	return e
+}
+
+// fillAttr converts the stat result of a plaintext entry into the view's
+// attributes: remapped inode number, ciphertext size for files and
+// encrypted symlinks, forced owner.
+func (rn *RootNode) fillAttr(kind nodeKind, st *unix.Stat_t, out *fuse.Attr) {
+	fuseutil.AttrFromStat(st, out)
+	out.Ino = rn.translateIno(st)
+	switch kind {
+	case kindFile:
+		out.Size = rn.ce.PlainSizeToCipherSize(uint64(st.Size))
+	case kindSymlink:
+		// The encrypted target is nonce ‖ SIV ‖ target in base64; its
+		// length depends only on the plaintext target length, which
+		// lstat reports as the symlink size.
+		if !rn.nt.PlaintextNames() && st.Size > 0 {
+			out.Size = uint64(rn.nt.B64().EncodedLen(rn.ce.BlockOverhead() + int(st.Size)))
+		}
+	}
+	fuseutil.ApplyOwner(out, rn.args.ForceOwner)
+}
+
+// newChild returns the inode for a plaintext-backed child of parent. If the
+// kernel already knows the inode (a hard link, or a repeated lookup), the
+// existing node is kept and learns the new paths.
+func (rn *RootNode) newChild(ctx context.Context, parent *fs.Inode, kind nodeKind, pPath, cPath string, st *unix.Stat_t) *fs.Inode {
+	n := &node{rn: rn, kind: kind, pPath: pPath, cPath: cPath}
+	mode := st.Mode & syscall.S_IFMT
+	if kind == kindConfig {
+		mode = syscall.S_IFREG
+	}
+	ch := parent.NewInode(ctx, n, fs.StableAttr{Mode: mode, Ino: rn.translateIno(st)})
+	if old, ok := ch.Operations().(*node); ok && old != n {
+		old.setPaths(pPath, cPath)
+	}
+	return ch
+}
+
+// Lookup finds name in the view directory n.
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch *fs.Inode, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Lookup", &errno)
+	pDir, cDir := n.paths()
+	dirfd, err := rn.openDir(pDir)
+	if err != nil {
+		return nil, rn.errno("Lookup", err)
+	}
+	defer syscallcompat.Close(dirfd)
+	var dirSt unix.Stat_t
+	if err := syscallcompat.Fstat(dirfd, &dirSt); err != nil {
+		return nil, rn.errno("Lookup", err)
+	}
+	r, err := rn.resolveName(dirfd, pDir, cDir, name, rn.boundary(&dirSt))
+	if err != nil {
+		return nil, rn.errno("Lookup", err)
+	}
+	cPath := joinPath(cDir, name)
+	switch r.kind {
+	case entryDirIV:
+		v := &virtualNode{rn: rn, srcPath: pDir, ino: rn.dirIVIno(&dirSt),
+			content: nametransform.PathIV(cDir, nametransform.PurposeDirIV)}
+		v.fillAttr(&dirSt, &out.Attr)
+		return n.NewInode(ctx, v, fs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
+	case entryNameFile:
+		pPath := joinPath(pDir, r.pName)
+		var st unix.Stat_t
+		if err := syscallcompat.Fstatat(dirfd, r.pName, &st); err != nil {
+			return nil, rn.errno("Lookup", err)
+		}
+		if rn.excluded(pPath, st.Mode&syscall.S_IFMT == syscall.S_IFDIR) {
+			return nil, syscall.EPERM
+		}
+		v := &virtualNode{rn: rn, srcPath: pPath, ino: rn.nameFileIno(cPath), content: []byte(r.enc)}
+		v.fillAttr(&st, &out.Attr)
+		return n.NewInode(ctx, v, fs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
+	}
+	pPath := joinPath(pDir, r.pName)
+	var st unix.Stat_t
+	if err := syscallcompat.Fstatat(dirfd, r.pName, &st); err != nil {
+		return nil, rn.errno("Lookup", err)
+	}
+	kind := kindOf(st.Mode)
+	if r.kind == entryConfig {
+		if kind != kindFile {
+			return nil, syscall.ENOENT
+		}
+		kind = kindConfig
+	} else if rn.excluded(pPath, kind == kindDir) {
+		return nil, syscall.EPERM
+	}
+	rn.fillAttr(kind, &st, &out.Attr)
+	return rn.newChild(ctx, n.EmbeddedInode(), kind, pPath, cPath, &st), 0
+}
+
+// Readdir lists the view directory n: the encrypted names of the plaintext
+// entries that are not excluded, a .name file next to every hashed name,
+// gocryptfs.diriv, and gocryptfs.conf in the root.
+func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Readdir", &errno)
+	pDir, cDir := n.paths()
+	fd, err := rn.openDir(pDir)
+	if err != nil {
+		return nil, rn.errno("Readdir", err)
+	}
+	defer syscallcompat.Close(fd)
+	var dirSt unix.Stat_t
+	if err := syscallcompat.Fstat(fd, &dirSt); err != nil {
+		return nil, rn.errno("Readdir", err)
+	}
+	var entries []syscallcompat.DirEntry
+	if !rn.boundary(&dirSt) {
+		if entries, err = syscallcompat.Getdents(fd); err != nil {
+			return nil, rn.errno("Readdir", err)
+		}
+	}
+	out := make([]fuse.DirEntry, 0, len(entries)+1)
+	for _, e := range entries {
+		typ := e.Type
+		if typ == 0 {
+			var st unix.Stat_t
+			if err := syscallcompat.Fstatat(fd, e.Name, &st); err != nil {
+				continue // vanished meanwhile
+			}
+			typ = st.Mode & syscall.S_IFMT
+		}
+		if rn.excluded(joinPath(pDir, e.Name), typ == syscall.S_IFDIR) {
+			continue
+		}
+		stored, _, long, err := rn.viewName(pDir, cDir, e.Name)
+		if err != nil {
+			rn.log.Warn("Readdir: cannot encrypt name, skipping it", "dir", pDir, "name", e.Name, "err", err)
+			continue
+		}
+		ino := rn.inos.Translate(inoOf(&dirSt, e.Ino))
+		out = append(out, fuse.DirEntry{Name: stored, Mode: typ, Ino: ino})
+		if long {
+			nf := nametransform.LongNameFilename(stored)
+			out = append(out, fuse.DirEntry{Name: nf, Mode: syscall.S_IFREG, Ino: rn.nameFileIno(joinPath(cDir, nf))})
+		}
+	}
+	if rn.nt.UsesDirIV() {
+		out = append(out, fuse.DirEntry{Name: nametransform.DirIVFilename, Mode: syscall.S_IFREG, Ino: rn.dirIVIno(&dirSt)})
+	}
+	return fs.NewListDirStream(out), 0
+}
+
+// Getattr reports the attributes of n, from the open file if there is one.
+func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) (errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Getattr", &errno)
+	var st unix.Stat_t
+	if fh, ok := f.(*fileHandle); ok {
+		if err := syscallcompat.Fstat(fh.fd, &st); err != nil {
+			return rn.errno("Getattr", err)
+		}
+	} else {
+		pPath, _ := n.paths()
+		if err := rn.lstat(pPath, &st); err != nil {
+			return rn.errno("Getattr", err)
+		}
+	}
+	if n.kind != kindConfig && kindOf(st.Mode) != n.kind {
+		// Replaced by an entry of another type since the lookup.
+		return syscall.ENOENT
+	}
+	rn.fillAttr(n.kind, &st, &out.Attr)
+	return 0
+}
+
+// writeFlags are open flags that would modify the file.
+const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_APPEND | syscall.O_TRUNC | syscall.O_CREAT
+
+// Open opens a regular file for reading its ciphertext.
+func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Open", &errno)
+	if flags&writeFlags != 0 {
+		return nil, 0, syscall.EROFS
+	}
+	if n.kind != kindFile && n.kind != kindConfig {
+		return nil, 0, syscall.EPERM
+	}
+	pPath, cPath := n.paths()
+	var fd int
+	err := rn.at(pPath, func(dirfd int, name string) error {
+		var err error
+		// O_NONBLOCK: if a fifo was swapped in, do not hang on it.
+		fd, err = syscallcompat.Openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		return err
+	})
+	if err != nil {
+		return nil, 0, rn.errno("Open", fmt.Errorf("open %q: %w", pPath, err))
+	}
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(fd, &st); err != nil {
+		syscallcompat.Close(fd)
+		return nil, 0, rn.errno("Open", err)
+	}
+	if kindOf(st.Mode) != kindFile {
+		syscallcompat.Close(fd)
+		return nil, 0, syscall.EPERM
+	}
+	if n.kind == kindConfig {
+		return &fileHandle{rn: rn, fd: fd, raw: true}, 0, 0
+	}
+	return newFileHandle(rn, fd, rn.contentPath(&st, cPath)), 0, 0
+}
+
+// Readlink returns the encrypted target of a symlink (FORMAT.md 9.5).
+func (n *node) Readlink(ctx context.Context) (target []byte, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Readlink", &errno)
+	if n.kind != kindSymlink {
+		return nil, syscall.EINVAL
+	}
+	pPath, cPath := n.paths()
+	var plain string
+	err := rn.at(pPath, func(dirfd int, name string) error {
+		var err error
+		plain, err = syscallcompat.Readlinkat(dirfd, name)
+		return err
+	})
+	if err != nil {
+		return nil, rn.errno("Readlink", err)
+	}
+	enc, err := rn.nt.EncryptSymlinkTargetNonce(plain, nametransform.ReverseSymlinkNonce(cPath))
+	if err != nil {
+		return nil, rn.errno("Readlink", err)
+	}
+	return []byte(enc), 0
+}
+
+// withPathFd runs fn with an O_PATH fd of the plaintext entry pPath.
+func (rn *RootNode) withPathFd(pPath string, fn func(fd int) error) error {
+	if pPath == "" {
+		return fn(rn.rootFd)
+	}
+	return rn.at(pPath, func(dirfd int, name string) error {
+		fd, err := syscallcompat.OpenPathAt(dirfd, name)
+		if err != nil {
+			return err
+		}
+		defer syscallcompat.Close(fd)
+		return fn(fd)
+	})
+}
+
+// Getxattr returns the encrypted value of the view attribute attr
+// (FORMAT.md 9.6); ACL attributes pass through.
+func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (size uint32, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Getxattr", &errno)
+	if rn.args.NoXattr || n.kind == kindConfig {
+		return 0, syscall.ENODATA
+	}
+	acl := nametransform.IsACLName(attr)
+	plainName := attr
+	if !acl {
+		var err error
+		if plainName, err = rn.nt.DecryptXattrName(attr); err != nil {
+			return 0, syscall.ENODATA
+		}
+	}
+	pPath, cPath := n.paths()
+	var val []byte
+	err := rn.withPathFd(pPath, func(fd int) error {
+		var err error
+		val, err = syscallcompat.FgetxattrAll(fd, plainName)
+		return err
+	})
+	if err != nil {
+		return 0, rn.errno("Getxattr", err)
+	}
+	if !acl {
+		if val, err = rn.nt.EncryptXattrValueNonce(val, nametransform.ReverseXattrNonce(cPath, attr)); err != nil {
+			return 0, rn.errno("Getxattr", err)
+		}
+	}
+	if len(dest) < len(val) {
+		return uint32(len(val)), syscall.ERANGE
+	}
+	return uint32(copy(dest, val)), 0
+}
+
+// Listxattr lists the encrypted names of the plaintext attributes.
+func (n *node) Listxattr(ctx context.Context, dest []byte) (size uint32, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "Listxattr", &errno)
+	if rn.args.NoXattr || n.kind == kindConfig {
+		return 0, 0
+	}
+	pPath, _ := n.paths()
+	var names []string
+	err := rn.withPathFd(pPath, func(fd int) error {
+		var err error
+		names, err = syscallcompat.FlistxattrAll(fd)
+		return err
+	})
+	if err != nil {
+		return 0, rn.errno("Listxattr", err)
+	}
+	var buf []byte
+	for _, name := range names {
+		enc, err := rn.nt.EncryptXattrName(name)
+		if err != nil {
+			rn.log.Warn("Listxattr: cannot encrypt attribute name, skipping it", "path", pPath, "err", err)
+			continue
+		}
+		buf = append(buf, enc...)
+		buf = append(buf, 0)
+	}
+	if len(dest) < len(buf) {
+		return uint32(len(buf)), syscall.ERANGE
+	}
+	return uint32(copy(dest, buf)), 0
+}
+
+// Statfs passes through the statistics of the plaintext filesystem.
+func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) (errno syscall.Errno) {
+	return n.rn.statfs(out)
+}
+
+func (rn *RootNode) statfs(out *fuse.StatfsOut) (errno syscall.Errno) {
+	defer fuseutil.Recover(rn.log, "Statfs", &errno)
+	var st unix.Statfs_t
+	if err := syscallcompat.Fstatfs(rn.rootFd, &st); err != nil {
+		return rn.errno("Statfs", err)
+	}
+	fuseutil.StatfsFromUnix(&st, out)
+	return 0
+}
+
+// inoOf builds the inomap key of a directory entry from its directory's
+// device and the entry's inode number.
+func inoOf(dirSt *unix.Stat_t, ino uint64) inomap.QIno {
+	return inomap.QIno{Dev: dirSt.Dev, Ino: ino}
+}
