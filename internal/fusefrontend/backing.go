@@ -4,6 +4,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/syscallcompat"
 )
@@ -150,7 +152,34 @@ func (rn *RootNode) child(relDir, name string) (*entry, error) {
 		e.close()
 		return nil, err
 	}
+	if strings.HasSuffix(name, nametransform.BadNameSuffix) {
+		rn.resolveBadName(e)
+	}
 	return e, nil
+}
+
+// resolveBadName maps a name shown by -badname back to its backing entry,
+// unless the regular encryption of the name exists. The displayed name
+// must stand for exactly one existing backing entry; otherwise e is left
+// alone (and will not be found).
+func (rn *RootNode) resolveBadName(e *entry) {
+	var st unix.Stat_t
+	if syscallcompat.Fstatat(e.dirfd, e.cName, &st) == nil {
+		return
+	}
+	found := ""
+	for _, c := range rn.nt.BadNameCandidates(e.name, e.dirIV) {
+		if c == found || syscallcompat.Fstatat(e.dirfd, c, &st) != nil {
+			continue
+		}
+		if found != "" {
+			return // ambiguous
+		}
+		found = c
+	}
+	if found != "" {
+		e.cName, e.longEnc = found, ""
+	}
 }
 
 // splitPath splits a relative plaintext path into directory and name.

@@ -88,6 +88,12 @@ func mountFS(t testing.TB, cfg testConfig) *testFS {
 
 func mountExisting(t testing.TB, cfg testConfig, cipherDir string, init bool) *testFS {
 	t.Helper()
+	return mountExistingOpts(t, cfg, cipherDir, init, nil)
+}
+
+// mountExistingOpts mounts cipherDir; mo, if set, adjusts the mount options.
+func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool, mo func(*fuse.MountOptions)) *testFS {
+	t.Helper()
 	requireFuse(t)
 	mnt := t.TempDir()
 	key := make([]byte, cryptocore.KeyLen)
@@ -138,6 +144,9 @@ func mountExisting(t testing.TB, cfg testConfig, cipherDir string, init bool) *t
 		},
 	}
 	opts.NullPermissions = true
+	if mo != nil {
+		mo(&opts.MountOptions)
+	}
 	if cfg.timeouts {
 		sec := time.Second
 		opts.EntryTimeout, opts.AttrTimeout = &sec, &sec

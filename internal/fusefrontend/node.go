@@ -2,9 +2,7 @@ package fusefrontend
 
 import (
 	"context"
-	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -14,7 +12,6 @@ import (
 
 	"gocryptfs/internal/fuseutil"
 	"gocryptfs/internal/inomap"
-	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/syscallcompat"
 )
 
@@ -112,57 +109,18 @@ func (n *Node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 	return n.newChild(ctx, st), 0
 }
 
-// lookupEntry resolves and stats dir/name, including -badname names.
+// lookupEntry resolves and stats dir/name.
 func (rn *RootNode) lookupEntry(dir, name string) (*entry, *unix.Stat_t, error) {
 	var st unix.Stat_t
 	e, err := rn.child(dir, name)
-	if err == nil {
-		err = syscallcompat.Fstatat(e.dirfd, e.cName, &st)
-		if err == nil {
-			return e, &st, nil
-		}
-		e.close()
-	}
-	if strings.HasSuffix(name, nametransform.BadNameSuffix) {
-		if e2, err2 := rn.lookupBadName(dir, name, &st); err2 == nil {
-			return e2, &st, nil
-		}
-	}
-	if errors.Is(err, nametransform.ErrNameTooLong) && len(name) <= nametransform.NameMax {
-		err = syscall.ENAMETOOLONG
-	}
-	return nil, nil, err
-}
-
-// lookupBadName maps a name shown by -badname back to its backing entry:
-// it must resolve to exactly one existing entry.
-func (rn *RootNode) lookupBadName(dir, name string, st *unix.Stat_t) (*entry, error) {
-	fd, iv, err := rn.openDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var found []string
-	for _, c := range rn.nt.BadNameCandidates(name, iv) {
-		var cst unix.Stat_t
-		if syscallcompat.Fstatat(fd, c, &cst) == nil && !slicesContains(found, c) {
-			found = append(found, c)
-			*st = cst
-		}
+	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
+		e.close()
+		return nil, nil, err
 	}
-	if len(found) != 1 {
-		syscallcompat.Close(fd)
-		return nil, syscall.ENOENT
-	}
-	return &entry{dirfd: fd, dirIV: iv, inRoot: dir == "", name: name, cName: found[0]}, nil
-}
-
-func slicesContains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
+	return e, &st, nil
 }
 
 var _ = (fs.NodeGetattrer)((*Node)(nil))
