@@ -1,6 +1,8 @@
 package fusefrontend
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 
@@ -71,7 +73,7 @@ func (rn *RootNode) openDir(relDir string) (int, []byte, error) {
 		iv, err = rn.readDirIV(fd)
 		if err != nil {
 			syscallcompat.Close(fd)
-			return -1, nil, err
+			return -1, nil, rn.dirIVError("", err)
 		}
 		rn.dirCache.put("", fd, iv, gen)
 	}
@@ -92,19 +94,30 @@ func (rn *RootNode) openDir(relDir string) (int, []byte, error) {
 			return -1, nil, err
 		}
 		fd = next
-		iv, err = rn.readDirIV(fd)
-		if err != nil {
-			syscallcompat.Close(fd)
-			return -1, nil, err
-		}
 		if cur == "" {
 			cur = comp
 		} else {
 			cur += "/" + comp
 		}
+		iv, err = rn.readDirIV(fd)
+		if err != nil {
+			syscallcompat.Close(fd)
+			return -1, nil, rn.dirIVError(cur, err)
+		}
 		rn.dirCache.put(cur, fd, iv, gen)
 	}
 	return fd, iv, nil
+}
+
+// dirIVError reports a directory whose IV cannot be read. The directory
+// itself was just opened, so a missing gocryptfs.diriv is damage: EIO (with
+// one warning per directory), not ENOENT.
+func (rn *RootNode) dirIVError(relDir string, err error) error {
+	rn.warnOnce("diriv:"+relDir, "cannot read directory IV", "dir", relDir, "err", err)
+	if errors.Is(err, syscall.ENOENT) {
+		return fmt.Errorf("%w: directory %q: %w", syscall.EIO, relDir, err)
+	}
+	return err
 }
 
 // readDirIV returns the IV of the backing directory fd: read from its
