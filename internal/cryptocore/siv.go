@@ -25,13 +25,19 @@ type sivAEAD struct {
 	// of S2V.
 	k1, k2, d0 [16]byte
 	scratch    sync.Pool // *sivScratch
+	// ctrGCM and ctrNonce turn AES-GCM into a fast, allocation-free
+	// AES-CTR (see gcmctr.go); ctrGCM is nil in the unlikely case that
+	// the GHASH key is zero, and CTR then runs block by block.
+	ctrGCM   cipher.AEAD
+	ctrNonce *gcmNonceTable
 }
 
 // sivScratch holds the per-call blocks. Slices of them are passed to the
 // cipher.Block interface, which would make stack arrays escape to the heap.
 type sivScratch struct {
-	x, tmp, d, v, ctr [16]byte
-	ks                [sivKeystream]byte
+	x, tmp, d, v, ctr, n [16]byte
+	tail                 [32]byte
+	ks                   [sivKeystream]byte
 }
 
 // sivKeystream is how much CTR keystream is produced before XORing it in.
@@ -65,6 +71,10 @@ func NewAESSIV(key []byte) (cipher.AEAD, error) {
 	s.cmac(sc, make([]byte, 16), nil)
 	s.d0 = sc.x
 	clear(sc.x[:])
+	s.ctrGCM, s.ctrNonce, err = newGCMCTR(ctr)
+	if err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -154,6 +164,10 @@ func (s *sivAEAD) s2v(sc *sivScratch, ad, nonce, plaintext []byte) {
 	sc.v = sc.x
 }
 
+// gcmCTRMin is the length from which CTR goes through AES-GCM: below it
+// the block-by-block loop is as fast.
+const gcmCTRMin = 128
+
 // ctrXOR XORs buf in place with the AES-CTR keystream for sc.v with bits
 // 31 and 63 cleared (RFC 5297 2.5), using a 128-bit counter.
 func (s *sivAEAD) ctrXOR(sc *sivScratch, buf []byte) {
@@ -162,6 +176,19 @@ func (s *sivAEAD) ctrXOR(sc *sivScratch, buf []byte) {
 	q[12] &= 0x7f
 	hi := binary.BigEndian.Uint64(q[:8])
 	lo := binary.BigEndian.Uint64(q[8:])
+	if len(buf) >= gcmCTRMin && s.ctrGCM != nil {
+		// GCM writes a 16-byte tag after its output: give it a multiple
+		// of 16 bytes that leaves room for the tag inside buf, and save
+		// the bytes the tag overwrites.
+		m := (len(buf) - 16) &^ 15
+		rest := copy(sc.tail[:], buf[m:])
+		s.ctrNonce.nonceFor(&sc.n, &q)
+		s.ctrGCM.Seal(buf[:0], sc.n[:], buf[:m], nil)
+		copy(buf[m:], sc.tail[:rest])
+		buf = buf[m:]
+		// Bit 63 of q is clear, so this cannot carry into hi.
+		lo += uint64(m / 16)
+	}
 	for len(buf) > 0 {
 		n := min(len(buf), sivKeystream)
 		for j := 0; j < n; j += 16 {
@@ -239,7 +266,10 @@ func (s *sivAEAD) Wipe() {
 	clear(s.k1[:])
 	clear(s.k2[:])
 	clear(s.d0[:])
-	s.mac, s.ctr = nil, nil
+	s.mac, s.ctr, s.ctrGCM = nil, nil, nil
+	if s.ctrNonce != nil {
+		*s.ctrNonce = gcmNonceTable{}
+	}
 }
 
 // sliceForAppend extends in by n bytes, reusing its capacity when possible.
