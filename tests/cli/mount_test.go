@@ -1,0 +1,269 @@
+package cli_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestMountErrors(t *testing.T) {
+	requireFuse(t)
+	good := initFS(t)
+
+	damaged := initFS(t)
+	conf := filepath.Join(damaged, "gocryptfs.conf")
+	os.Chmod(conf, 0o600)
+	data, _ := os.ReadFile(conf)
+	os.WriteFile(conf, data[:len(data)/2], 0o600)
+
+	unknownFlag := initFS(t)
+	conf = filepath.Join(unknownFlag, "gocryptfs.conf")
+	os.Chmod(conf, 0o600)
+	data, _ = os.ReadFile(conf)
+	os.WriteFile(conf, []byte(strings.Replace(string(data), `"Raw64"`, `"Raw64", "FooBar"`, 1)), 0o600)
+
+	noConf := newDir(t)
+	nonEmptyMnt := newDir(t)
+	os.WriteFile(filepath.Join(nonEmptyMnt, "x"), nil, 0o600)
+	inside := filepath.Join(good, "sub")
+	os.Mkdir(inside, 0o700)
+
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"wrong password", []string{"-extpass", "echo wrong", good, "MNT"}, 12, []string{"Password incorrect."}},
+		{"wrong password fg", []string{"-fg", "-passfile", passfile(t, "nope"), good, "MNT"}, 12, []string{"Password incorrect."}},
+		{"damaged config", []string{"-extpass", "echo test", damaged, "MNT"}, 11, []string{"Cannot open config file"}},
+		{"missing config", []string{"-extpass", "echo test", noConf, "MNT"}, 11, []string{"Cannot open config file"}},
+		{"unknown feature flag", []string{"-extpass", "echo test", unknownFlag, "MNT"}, 27, []string{"FooBar"}},
+		{"non-empty mountpoint", []string{"-extpass", "echo test", good, nonEmptyMnt}, 10, nil},
+		{"missing mountpoint", []string{"-extpass", "echo test", good, filepath.Join(nonEmptyMnt, "nope")}, 10, nil},
+		{"mountpoint is cipherdir", []string{"-extpass", "echo test", "-nonempty", good, good}, 10, []string{"shadow"}},
+		{"mountpoint is parent", []string{"-extpass", "echo test", "-nonempty", good, filepath.Dir(good)}, 10, []string{"shadow"}},
+		{"mountpoint inside cipherdir", []string{"-extpass", "echo test", good, inside}, 10, []string{"contained in cipherdir"}},
+		{"missing cipherdir", []string{"-extpass", "echo test", filepath.Join(noConf, "nope"), "MNT"}, 6, nil},
+		{"bad masterkey", []string{"-masterkey", "1234", good, "MNT"}, 14, nil},
+		{"empty password", []string{"-passfile", passfile(t, ""), good, "MNT"}, 9, nil},
+		{"reverse not implemented", []string{"-reverse", "-extpass", "echo test", good, "MNT"}, 1, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mnt := newDir(t)
+			for i, a := range c.args {
+				if a == "MNT" {
+					c.args[i] = mnt
+				}
+			}
+			r := run(t, c.args...)
+			if isMounted(t, mnt) {
+				unmount(t, mnt)
+				t.Fatal("mounted despite the error")
+			}
+			expect(t, r, c.code, c.want...)
+		})
+	}
+}
+
+func TestMountReadWrite(t *testing.T) {
+	dir := initFS(t)
+	mnt := mountFS(t, dir, "-extpass", "echo test")
+	line := mountInfoLine(t, mnt)
+	for _, w := range []string{dir + " ", " fuse.gocryptfs ", "rw", "nosuid", "nodev", "max_read=1048576"} {
+		if !strings.Contains(line, w) {
+			t.Errorf("mount line %q lacks %q", line, w)
+		}
+	}
+	big := make([]byte, 3<<20+123)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(filepath.Join(mnt, "big"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(mnt, "big"))
+	if err != nil || string(got) != string(big) {
+		t.Fatalf("read back failed: %v", err)
+	}
+	// umask 0 in the filesystem process: modes come from the request.
+	if err := os.Mkdir(filepath.Join(mnt, "d"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(filepath.Join(mnt, "d"))
+	if fi.Mode().Perm() != 0o777&^currentUmask() {
+		t.Errorf("mkdir mode %v", fi.Mode())
+	}
+}
+
+func currentUmask() os.FileMode {
+	u := syscall.Umask(0)
+	syscall.Umask(u)
+	return os.FileMode(u)
+}
+
+func TestMountOptionForms(t *testing.T) {
+	dir := initFS(t)
+	pf := passfile(t, "test")
+	cases := []struct {
+		name   string
+		args   []string
+		ro     bool
+		inLine []string
+	}{
+		{"-o at end", []string{dir, "MNT", "-o", "passfile=" + pf + ",ro"}, true, nil},
+		{"-o at start", []string{"-o", "passfile=" + pf, dir, "MNT"}, false, nil},
+		{"-o= attached", []string{dir, "-o=passfile=" + pf + ",q", "MNT"}, false, nil},
+		{"-o last wins", []string{"-o", "ro", dir, "MNT", "-o", "passfile=" + pf}, false, nil},
+		{"double dash flags", []string{"--passfile=" + pf, "--ro", dir, "MNT"}, true, nil},
+		{"ko and fsname", []string{"-passfile", pf, "-ko", "noatime", "-fsname", "my,fs", dir, "MNT"}, false, []string{"my_fs ", "noatime"}},
+		{"fstab style", []string{dir, "MNT", "-o", "nofail,passfile=" + pf + ",dev,suid,rw"}, false, []string{"rw,", "relatime"}},
+		{"noexec", []string{"-passfile", pf, "-noexec", dir, "MNT"}, false, []string{"noexec"}},
+		{"double dash ends options", []string{"-passfile", pf, "--", dir, "MNT"}, false, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			requireFuse(t)
+			mnt := newDir(t)
+			for i, a := range c.args {
+				if a == "MNT" {
+					c.args[i] = mnt
+				}
+			}
+			r := run(t, c.args...)
+			t.Cleanup(func() { unmount(t, mnt) })
+			expect(t, r, 0)
+			line := mountInfoLine(t, mnt)
+			opts := strings.Fields(line)[3]
+			if isRO := strings.HasPrefix(opts, "ro"); isRO != c.ro {
+				t.Errorf("ro=%v, want %v: %s", isRO, c.ro, line)
+			}
+			for _, w := range c.inLine {
+				if !strings.Contains(line, w) {
+					t.Errorf("mount line %q lacks %q", line, w)
+				}
+			}
+			err := os.WriteFile(filepath.Join(mnt, "f"), []byte("x"), 0o600)
+			if c.ro != (err != nil) {
+				t.Errorf("write: %v (ro=%v)", err, c.ro)
+			}
+		})
+	}
+}
+
+func TestForceOwner(t *testing.T) {
+	dir := initFS(t)
+	mnt := mountFS(t, dir, "-extpass", "echo test", "-force_owner", "1234:5678")
+	os.WriteFile(filepath.Join(mnt, "f"), nil, 0o644)
+	fi, err := os.Stat(filepath.Join(mnt, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if st.Uid != 1234 || st.Gid != 5678 {
+		t.Errorf("owner %d:%d", st.Uid, st.Gid)
+	}
+	if line := mountInfoLine(t, mnt); !strings.Contains(line, "allow_other") || !strings.Contains(line, "default_permissions") {
+		t.Errorf("-force_owner must imply -allow_other: %s", line)
+	}
+}
+
+// TestDaemon: the default mode returns only once the filesystem is
+// mounted, and "fusermount -u" ends the background process with exit 0.
+func TestDaemon(t *testing.T) {
+	dir := initFS(t)
+	mnt := mountFS(t, dir, "-extpass", "echo test")
+	pid := daemonPid(t, mnt)
+	if pid == 0 {
+		t.Fatal("background process not found")
+	}
+	if cwd, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd"); cwd != "/" {
+		t.Errorf("daemon cwd %q, want /", cwd)
+	}
+	if out, err := exec.Command("fusermount3", "-u", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("fusermount -u: %v %s", err, out)
+	}
+	if !waitFor(5*time.Second, func() bool { return processGone(pid) }) {
+		t.Error("background process still running after fusermount -u")
+	}
+}
+
+// TestForegroundSignal: a -fg mount unmounts on SIGTERM/SIGINT and exits 15.
+func TestForegroundSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			requireFuse(t)
+			dir := initFS(t)
+			mnt := newDir(t)
+			cmd := exec.Command(gocryptfsBin, "-fg", "-extpass", "echo test", dir, mnt)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				unmount(t, mnt)
+				cmd.Process.Kill()
+			})
+			if !waitFor(10*time.Second, func() bool { return isMounted(t, mnt) }) {
+				t.Fatal("not mounted")
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 15 {
+				t.Fatalf("exit status %v, want 15", err)
+			}
+			if isMounted(t, mnt) {
+				t.Error("still mounted after the signal")
+			}
+		})
+	}
+}
+
+// TestIdle: -idle unmounts an unused filesystem, but not while a file is open.
+func TestIdle(t *testing.T) {
+	dir := initFS(t)
+	mnt := mountFS(t, dir, "-extpass", "echo test", "-i", "1s")
+	f, err := os.Create(filepath.Join(mnt, "open"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if !isMounted(t, mnt) {
+		t.Fatal("unmounted although a file was open")
+	}
+	f.Close()
+	if !waitFor(6*time.Second, func() bool { return !isMounted(t, mnt) }) {
+		t.Fatal("idle filesystem was not unmounted")
+	}
+}
+
+// TestFgExternalUnmount: a -fg mount exits 0 when unmounted from outside.
+func TestFgExternalUnmount(t *testing.T) {
+	requireFuse(t)
+	dir := initFS(t)
+	mnt := newDir(t)
+	cmd := exec.Command(gocryptfsBin, "-fg", "-extpass", "echo test", dir, mnt)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		unmount(t, mnt)
+		cmd.Process.Kill()
+	})
+	if !waitFor(10*time.Second, func() bool { return isMounted(t, mnt) }) {
+		t.Fatal("not mounted")
+	}
+	if out, err := exec.Command("fusermount3", "-u", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit status %v, want 0", err)
+	}
+}
