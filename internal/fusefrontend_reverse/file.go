@@ -48,6 +48,7 @@ func newFileHandle(rn *RootNode, fd int, cPath string) *fileHandle {
 // Read returns the view's bytes [off, off+len(dest)).
 func (f *fileHandle) Read(ctx context.Context, dest []byte, off int64) (res fuse.ReadResult, errno syscall.Errno) {
 	defer fuseutil.Recover(f.rn.log, "Read", &errno)
+	f.rn.enter("Read")
 	if off < 0 {
 		return nil, syscall.EINVAL
 	}
@@ -135,6 +136,7 @@ func (f *fileHandle) readChunk(dest []byte, off uint64) (n int, eof bool, err er
 // Getattr reports the attributes from the open fd.
 func (f *fileHandle) Getattr(ctx context.Context, out *fuse.AttrOut) (errno syscall.Errno) {
 	defer fuseutil.Recover(f.rn.log, "Getattr", &errno)
+	f.rn.enter("Getattr")
 	var st unix.Stat_t
 	if err := syscallcompat.Fstat(f.fd, &st); err != nil {
 		return f.rn.errno("Getattr", err)

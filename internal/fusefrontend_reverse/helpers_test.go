@@ -153,8 +153,9 @@ func serve(t testing.TB, root fs.InodeEmbedder, rootAttr *fs.StableAttr, name st
 	return &mounted{mnt: mnt, logs: logs}
 }
 
-// mountReverse mounts the reverse view of args.PlainDir.
-func mountReverse(t testing.TB, cfg fsConfig, args Args) (*mounted, *RootNode) {
+// mountReverse mounts the reverse view of args.PlainDir. setup, if given,
+// runs on the RootNode before mounting.
+func mountReverse(t testing.TB, cfg fsConfig, args Args, setup ...func(*RootNode)) (*mounted, *RootNode) {
 	t.Helper()
 	requireFuse(t)
 	_, nt, ce := newCrypto(t, cfg)
@@ -165,6 +166,9 @@ func mountReverse(t testing.TB, cfg fsConfig, args Args) (*mounted, *RootNode) {
 	rn, err := NewRootNode(args, nt, ce)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range setup {
+		f(rn)
 	}
 	m := serve(t, rn, rn.StableAttr(), "gocryptfs-reverse-test", logs, func() { rn.Close() })
 	return m, rn

@@ -128,6 +128,7 @@ func (rn *RootNode) newChild(ctx context.Context, parent *fs.Inode, kind nodeKin
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch *fs.Inode, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Lookup", &errno)
+	rn.enter("Lookup")
 	pDir, cDir := n.paths()
 	dirfd, err := rn.openDir(pDir)
 	if err != nil {
@@ -186,6 +187,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Readdir", &errno)
+	rn.enter("Readdir")
 	pDir, cDir := n.paths()
 	fd, err := rn.openDir(pDir)
 	if err != nil {
@@ -237,6 +239,7 @@ func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errn
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) (errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Getattr", &errno)
+	rn.enter("Getattr")
 	var st unix.Stat_t
 	if fh, ok := f.(*fileHandle); ok {
 		if err := syscallcompat.Fstat(fh.fd, &st); err != nil {
@@ -263,6 +266,7 @@ const writeFlags = syscall.O_WRONLY | syscall.O_RDWR | syscall.O_APPEND | syscal
 func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Open", &errno)
+	rn.enter("Open")
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
@@ -299,6 +303,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 func (n *node) Readlink(ctx context.Context) (target []byte, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Readlink", &errno)
+	rn.enter("Readlink")
 	if n.kind != kindSymlink {
 		return nil, syscall.EINVAL
 	}
@@ -339,6 +344,7 @@ func (rn *RootNode) withPathFd(pPath string, fn func(fd int) error) error {
 func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (size uint32, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Getxattr", &errno)
+	rn.enter("Getxattr")
 	if rn.args.NoXattr || n.kind == kindConfig {
 		return 0, syscall.ENODATA
 	}
@@ -375,6 +381,7 @@ func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 func (n *node) Listxattr(ctx context.Context, dest []byte) (size uint32, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Listxattr", &errno)
+	rn.enter("Listxattr")
 	if rn.args.NoXattr || n.kind == kindConfig {
 		return 0, 0
 	}
@@ -411,6 +418,7 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) (errno syscall.E
 
 func (rn *RootNode) statfs(out *fuse.StatfsOut) (errno syscall.Errno) {
 	defer fuseutil.Recover(rn.log, "Statfs", &errno)
+	rn.enter("Statfs")
 	var st unix.Statfs_t
 	if err := syscallcompat.Fstatfs(rn.rootFd, &st); err != nil {
 		return rn.errno("Statfs", err)

@@ -121,6 +121,10 @@ type RootNode struct {
 	// longNames caches hashed name → plaintext name, keyed by
 	// "<ciphertext dir path>/<hashed name>".
 	longNames map[string]string
+
+	// testHook, if set, runs at the start of the main operations (tests
+	// only: panic injection). It is set before mounting and never changed.
+	testHook func(op string)
 }
 
 type devIno struct{ dev, ino uint64 }
@@ -194,6 +198,14 @@ func (rn *RootNode) StableAttr() *fs.StableAttr {
 // Close releases the PLAINDIR root fd. Call it only after unmounting.
 func (rn *RootNode) Close() error {
 	return syscallcompat.Close(rn.rootFd)
+}
+
+// enter runs the test hook; it must be called after the deferred
+// fuseutil.Recover so that a panic in the hook is caught like a real one.
+func (rn *RootNode) enter(op string) {
+	if h := rn.testHook; h != nil {
+		h(op)
+	}
 }
 
 // excluded reports whether the plaintext path is hidden by -exclude*. The

@@ -59,6 +59,7 @@ func (v *virtualNode) fillAttr(src *unix.Stat_t, out *fuse.Attr) {
 // Getattr re-reads the source entry so that owner and times stay current.
 func (v *virtualNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) (errno syscall.Errno) {
 	defer fuseutil.Recover(v.rn.log, "Getattr", &errno)
+	v.rn.enter("Getattr")
 	var st unix.Stat_t
 	if err := v.rn.lstat(v.srcPath, &st); err != nil {
 		return v.rn.errno("Getattr", err)
