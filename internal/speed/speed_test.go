@@ -136,13 +136,7 @@ func benchAll(b *testing.B, seal bool) {
 		sealedBig := stupidgcm.SealBatch(a, nil, nonces, big, BlockSize, 0, fid)
 		out := make([]byte, 0, len(sealedBig))
 		run := func(name string, size int, f func()) {
-			b.Run(be.Name+"/"+name, func(b *testing.B) {
-				b.SetBytes(int64(size))
-				b.ReportAllocs()
-				for b.Loop() {
-					f()
-				}
-			})
+			b.Run(be.Name+"/"+name, func(b *testing.B) { loopCPU(b, size, f) })
 		}
 		check := func(err error) {
 			if err != nil {
