@@ -1,0 +1,290 @@
+package ctlsock_test
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/ctlsock"
+	"gocryptfs/internal/fusefrontend"
+	"gocryptfs/internal/nametransform"
+)
+
+// fakeTranslator records the canonical paths it was given.
+type fakeTranslator struct {
+	got []string
+	err error
+}
+
+func (f *fakeTranslator) EncryptPath(p string) (string, error) {
+	f.got = append(f.got, "E:"+p)
+	return "enc(" + p + ")", f.err
+}
+
+func (f *fakeTranslator) DecryptPath(p string) (string, error) {
+	f.got = append(f.got, "D:"+p)
+	return "dec(" + p + ")", f.err
+}
+
+func TestCanonicalize(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"a", "a"},
+		{"/a", "a"},
+		{"//a//b/", "a/b"},
+		{"a/./b", "a/b"},
+		{"a/../b", "b"},
+		{"/", ""},
+		{".", ""},
+		{"..", ""},
+		{"../a", ""},
+		{"a/../..", ""},
+		{"/../a", "a"},
+	} {
+		if got := ctlsock.Canonicalize(c.in); got != c.want {
+			t.Errorf("Canonicalize(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestHandle(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		req     ctlsock.Request
+		err     error
+		want    ctlsock.Response
+		wantArg string
+	}{
+		{"encrypt", ctlsock.Request{EncryptPath: "a/b"}, nil,
+			ctlsock.Response{Result: "enc(a/b)"}, "E:a/b"},
+		{"decrypt", ctlsock.Request{DecryptPath: "x"}, nil,
+			ctlsock.Response{Result: "dec(x)"}, "D:x"},
+		{"ambiguous", ctlsock.Request{EncryptPath: "a", DecryptPath: "b"}, nil,
+			ctlsock.Response{ErrNo: -1, ErrText: "Ambiguous"}, ""},
+		{"empty", ctlsock.Request{}, nil,
+			ctlsock.Response{ErrNo: -1, ErrText: "empty input"}, ""},
+		{"root", ctlsock.Request{EncryptPath: "/"}, nil,
+			ctlsock.Response{ErrNo: -1, ErrText: "empty input after canonicalization",
+				WarnText: "Non-canonical input path '/' has been interpreted as ''."}, ""},
+		{"noncanonical", ctlsock.Request{EncryptPath: "/d//f"}, nil,
+			ctlsock.Response{Result: "enc(d/f)", WarnText: "Non-canonical input path '/d//f' has been interpreted as 'd/f'."}, "E:d/f"},
+		{"errno", ctlsock.Request{DecryptPath: "x"}, fmt.Errorf("ctx: %w", syscall.ENOENT),
+			ctlsock.Response{ErrNo: 2, ErrText: "no such file or directory"}, "D:x"},
+		{"badname", ctlsock.Request{DecryptPath: "x"}, fmt.Errorf("ctx: %w", nametransform.ErrBadName),
+			ctlsock.Response{ErrNo: -1, ErrText: "bad message"}, "D:x"},
+		{"other", ctlsock.Request{DecryptPath: "x"}, errors.New("boom"),
+			ctlsock.Response{ErrNo: -1, ErrText: "boom"}, "D:x"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeTranslator{err: c.err}
+			got := ctlsock.Handle(f, c.req)
+			if got != c.want {
+				t.Errorf("got %+v, want %+v", got, c.want)
+			}
+			if c.wantArg == "" && len(f.got) != 0 || c.wantArg != "" && (len(f.got) != 1 || f.got[0] != c.wantArg) {
+				t.Errorf("translator called with %q, want %q", f.got, c.wantArg)
+			}
+		})
+	}
+}
+
+func TestResponseFieldOrder(t *testing.T) {
+	got := string(ctlsock.Response{Result: "r", ErrNo: 5, ErrText: "e", WarnText: "w"}.Marshal())
+	want := `{"Result":"r","ErrNo":5,"ErrText":"e","WarnText":"w"}` + "\n"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// tv4Root builds the directory structure of the TV-4 filesystem of
+// FORMAT.md (root and dir1 IVs) and returns a forward RootNode on it.
+func tv4Root(t *testing.T) *fusefrontend.RootNode {
+	t.Helper()
+	dir := t.TempDir()
+	mustHex := func(s string) []byte {
+		b, err := hex.DecodeString(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gocryptfs.diriv"), mustHex("64f9baaad0c7f58019d644498392d072"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	d1 := filepath.Join(dir, "AcJVqps12xZ4feukhiQfOw")
+	if err := os.Mkdir(d1, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d1, "gocryptfs.diriv"), mustHex("9a04a0542483152e05223fd165350d5b"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	mk := mustHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: cryptocore.AESGCM, HKDF: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt, err := nametransform.New(cc, nametransform.Options{Raw64: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce, err := contentenc.New(cc, contentenc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{CipherDir: dir}, nt, ce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rn.Close() })
+	return rn
+}
+
+// TestServerTV4 replays the exchanges observed with the reference (CLI.md
+// section 8) byte for byte over a real socket.
+func TestServerTV4(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ctl.sock")
+	s, err := ctlsock.Listen(sock, ctlsock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Connect before Serve: the request must wait, not fail.
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s.Serve(tv4Root(t))
+	defer s.Close()
+
+	buf := make([]byte, 1000)
+	for _, x := range []struct{ req, resp string }{
+		{`{"EncryptPath":"a"}`, `{"Result":"RstaWk5xuBGCq94EGMhOoQ","ErrNo":0,"ErrText":"","WarnText":""}`},
+		{`{"DecryptPath":"RstaWk5xuBGCq94EGMhOoQ"}`, `{"Result":"a","ErrNo":0,"ErrText":"","WarnText":""}`},
+		{`{"EncryptPath":"/dir1//file.txt"}`, `{"Result":"AcJVqps12xZ4feukhiQfOw/Ot_tHIia9GkSdsBCTPVTug","ErrNo":0,"ErrText":"","WarnText":"Non-canonical input path '/dir1//file.txt' has been interpreted as 'dir1/file.txt'."}`},
+		{`{"EncryptPath":"a","DecryptPath":"b"}`, `{"Result":"","ErrNo":-1,"ErrText":"Ambiguous","WarnText":""}`},
+		{`{}`, `{"Result":"","ErrNo":-1,"ErrText":"empty input","WarnText":""}`},
+		{`{"EncryptPath":"/"}`, `{"Result":"","ErrNo":-1,"ErrText":"empty input after canonicalization","WarnText":"Non-canonical input path '/' has been interpreted as ''."}`},
+		{`{"DecryptPath":"nonexist/abc"}`, `{"Result":"","ErrNo":-1,"ErrText":"bad message","WarnText":""}`},
+		{`{"DecryptPath":"AcJVqps12xZ4feukhiQfOw/gocryptfs.longname.abc"}`, `{"Result":"","ErrNo":2,"ErrText":"no such file or directory","WarnText":""}`},
+		{`not json`, `{"Result":"","ErrNo":-1,"ErrText":"JSON Unmarshal error: invalid character 'o' in literal null (expecting 'u')","WarnText":""}`},
+		{`{"encryptpath":"hello.txt"}`, `{"Result":"90mGAqBQtvpoJD1knzTcOQ","ErrNo":0,"ErrText":"","WarnText":""}`},
+	} {
+		if _, err := c.Write([]byte(x.req)); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("%s: %v", x.req, err)
+		}
+		if got := string(buf[:n]); got != x.resp+"\n" {
+			t.Errorf("%s:\n got  %s\n want %s", x.req, got, x.resp)
+		}
+	}
+
+	// The client library gives the same answers.
+	cl, err := ctlsock.Dial(sock, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	r, err := cl.Query(ctlsock.Request{EncryptPath: "hello.txt"})
+	if err != nil || r.Result != "90mGAqBQtvpoJD1knzTcOQ" {
+		t.Errorf("Query = %+v, %v", r, err)
+	}
+	_, err = cl.Query(ctlsock.Request{DecryptPath: "AcJVqps12xZ4feukhiQfOw/gocryptfs.longname.abc"})
+	var qe *ctlsock.QueryError
+	if !errors.As(err, &qe) || qe.ErrNo != 2 || err.Error() != "errno 2: no such file or directory" {
+		t.Errorf("Query error = %v", err)
+	}
+}
+
+func TestOversizedRequestCloses(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ctl.sock")
+	s, err := ctlsock.Listen(sock, ctlsock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Serve(&fakeTranslator{})
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	big := `{"EncryptPath":"` + strings.Repeat("x", 6000) + `"}`
+	if _, err := c.Write([]byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var all bytes.Buffer
+	buf := make([]byte, 100)
+	for {
+		n, err := c.Read(buf)
+		all.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if all.Len() != 0 {
+		t.Errorf("got a reply to an oversized request: %q", all.String())
+	}
+}
+
+func TestListenPathChecks(t *testing.T) {
+	dir := t.TempDir()
+
+	// A regular file is never replaced.
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o600)
+	if _, err := ctlsock.Listen(file, ctlsock.Options{}); !errors.Is(err, ctlsock.ErrSocketInUse) {
+		t.Errorf("regular file: err = %v", err)
+	}
+
+	// A live socket is refused.
+	live := filepath.Join(dir, "live")
+	s1, err := ctlsock.Listen(live, ctlsock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ctlsock.Listen(live, ctlsock.Options{}); !errors.Is(err, ctlsock.ErrSocketInUse) {
+		t.Errorf("live socket: err = %v", err)
+	}
+	s1.Close()
+	if _, err := os.Lstat(live); !os.IsNotExist(err) {
+		t.Errorf("socket file not removed by Close: %v", err)
+	}
+
+	// A stale socket (bound, nobody listening) is replaced.
+	stale := filepath.Join(dir, "stale")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: stale, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+	if _, err := os.Lstat(stale); err != nil {
+		t.Fatalf("stale socket vanished: %v", err)
+	}
+	s2, err := ctlsock.Listen(stale, ctlsock.Options{})
+	if err != nil {
+		t.Fatalf("stale socket: %v", err)
+	}
+	s2.Close()
+	s2.Close() // idempotent
+
+	var nilServer *ctlsock.Server
+	nilServer.Serve(&fakeTranslator{})
+	if err := nilServer.Close(); err != nil {
+		t.Error(err)
+	}
+}
