@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 
 #define TAG_LEN 16
@@ -119,8 +120,18 @@ static EVP_CIPHER_CTX *get_ctx(uintptr_t *slot, uintptr_t cipher, int alg,
   return ctx;
 }
 
-static void put_ctx(uintptr_t *slot, EVP_CIPHER_CTX *ctx) {
-  if (slot == NULL) EVP_CIPHER_CTX_free(ctx);
+/* put_ctx ends a call: a throw-away context is freed, and so is a pooled
+ * one after an internal error, since its state is then unknown. Failures
+ * leave entries in OpenSSL's per-thread error queue; clear them so that
+ * later, unrelated OpenSSL users on this thread do not see stale errors. */
+static void put_ctx(uintptr_t *slot, EVP_CIPHER_CTX *ctx, int rc) {
+  if (rc != STUPID_OK) ERR_clear_error();
+  if (slot == NULL) {
+    EVP_CIPHER_CTX_free(ctx);
+  } else if (rc == STUPID_ERR) {
+    EVP_CIPHER_CTX_free(ctx);
+    *slot = 0;
+  }
 }
 
 static int update(EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in,
@@ -185,7 +196,7 @@ int stupid_seal(uintptr_t *slot, uintptr_t cipher, int alg, const uint8_t *key,
   if (ctx == NULL) return STUPID_ERR;
   rc = one(ctx, alg, 1, key, nonce, ad, adlen, NULL, 0, in, out, len,
            out + len);
-  put_ctx(slot, ctx);
+  put_ctx(slot, ctx, rc);
   return rc;
 }
 
@@ -201,7 +212,7 @@ int stupid_open(uintptr_t *slot, uintptr_t cipher, int alg, const uint8_t *key,
   }
   rc = one(ctx, alg, 0, key, nonce, ad, adlen, NULL, 0, in, out, len,
            (uint8_t *)tag);
-  put_ctx(slot, ctx);
+  put_ctx(slot, ctx, rc);
   return rc;
 }
 
@@ -246,11 +257,11 @@ int64_t stupid_seal_batch(uintptr_t *slot, uintptr_t cipher, int alg,
     be64(aad, first + i);
     if (one(ctx, alg, 1, key, dn, aad, 8, fid, fid_len, src, dd, n, dd + n) !=
         STUPID_OK) {
-      put_ctx(slot, ctx);
+      put_ctx(slot, ctx, STUPID_ERR);
       return STUPID_BATCH_ERR;
     }
   }
-  put_ctx(slot, ctx);
+  put_ctx(slot, ctx, STUPID_OK);
   return STUPID_BATCH_OK;
 }
 
@@ -284,10 +295,10 @@ int64_t stupid_open_batch(uintptr_t *slot, uintptr_t cipher, int alg,
     be64(aad, first + i);
     rc = one(ctx, alg, 0, key, nonce, aad, 8, fid, fid_len, sd, dst, n, tag);
     if (rc != STUPID_OK) {
-      put_ctx(slot, ctx);
+      put_ctx(slot, ctx, rc);
       return rc == STUPID_AUTH ? (int64_t)i : STUPID_BATCH_ERR;
     }
   }
-  put_ctx(slot, ctx);
+  put_ctx(slot, ctx, STUPID_OK);
   return STUPID_BATCH_OK;
 }
