@@ -1,0 +1,5 @@
+//go:build !race
+
+package contentenc
+
+const raceEnabled = false

@@ -1,0 +1,215 @@
+package contentenc
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// DefaultBS is the plaintext block size. It is fixed by the format (not
+// stored anywhere), so the plaintext-side arithmetic below is plain
+// functions; only the ciphertext side depends on the cipher and hangs off
+// ContentEnc.
+const DefaultBS = 4096
+
+// SizeProblem says why a ciphertext size did not map cleanly to a plaintext
+// size. The mapping still yields a usable number; callers log the problem
+// (once per file, as they see fit).
+type SizeProblem int
+
+const (
+	// SizeOK: the ciphertext size is one a writer can produce.
+	SizeOK SizeProblem = iota
+	// SizeTruncatedHeader: 1..17 bytes, not even a complete header; the
+	// plaintext size is reported as 0.
+	SizeTruncatedHeader
+	// SizeIncompleteBlock: the last block holds 1..BlockOverhead bytes,
+	// too few for any plaintext; it is counted as one plaintext byte and
+	// reading it fails.
+	SizeIncompleteBlock
+)
+
+// String describes the problem for log messages.
+func (p SizeProblem) String() string {
+	switch p {
+	case SizeOK:
+		return "ok"
+	case SizeTruncatedHeader:
+		return "ciphertext shorter than the file header"
+	case SizeIncompleteBlock:
+		return "incomplete last block"
+	}
+	return fmt.Sprintf("SizeProblem(%d)", int(p))
+}
+
+// PlainSizeToCipherSize maps a plaintext file size to the size of its
+// ciphertext file (FORMAT.md 4.5): 0 stays 0, otherwise header plus one
+// ciphertext block per started plaintext block. For p ≤ math.MaxInt64 the
+// result does not overflow.
+func (ce *ContentEnc) PlainSizeToCipherSize(p uint64) uint64 {
+	if p == 0 {
+		return 0
+	}
+	c := HeaderLen + p/DefaultBS*uint64(ce.cipherBS)
+	if r := p % DefaultBS; r > 0 {
+		c += r + uint64(ce.overhead)
+	}
+	return c
+}
+
+// CipherSizeToPlainSize maps a ciphertext file size to the plaintext size
+// shown by stat (FORMAT.md 4.5). Sizes no writer produces still map to a
+// number (see CipherSizeToPlainSizeCheck for how, and for detecting them).
+func (ce *ContentEnc) CipherSizeToPlainSize(c uint64) uint64 {
+	p, _ := ce.CipherSizeToPlainSizeCheck(c)
+	return p
+}
+
+// CipherSizeToPlainSizeCheck is CipherSizeToPlainSize that also reports
+// whether c was a corrupt size: 1..17 bytes map to 0 (SizeTruncatedHeader);
+// a last block of only 1..BlockOverhead bytes is counted as holding one
+// plaintext byte (SizeIncompleteBlock), so that reading it reaches the
+// block and fails instead of silently hiding it. 0 and exactly HeaderLen
+// (header only, e.g. an interrupted first write) map to 0 without a problem.
+func (ce *ContentEnc) CipherSizeToPlainSizeCheck(c uint64) (uint64, SizeProblem) {
+	switch {
+	case c == 0 || c == HeaderLen:
+		return 0, SizeOK
+	case c < HeaderLen:
+		return 0, SizeTruncatedHeader
+	}
+	cbs, o := uint64(ce.cipherBS), uint64(ce.overhead)
+	body := c - HeaderLen
+	problem := SizeOK
+	if last := body % cbs; last > 0 && last <= o {
+		body = body - last + o + 1
+		problem = SizeIncompleteBlock
+	}
+	blocks := body / cbs
+	if body%cbs != 0 {
+		blocks++
+	}
+	return body - blocks*o, problem
+}
+
+// BlockPart is the piece of one plaintext block that a byte range covers.
+type BlockPart struct {
+	// BlockNo is the 0-based block number.
+	BlockNo uint64
+	// Skip is the offset of the range's first byte within the block.
+	Skip int
+	// Length is the number of bytes of the range in this block
+	// (1..DefaultBS-Skip).
+	Length int
+}
+
+// IsPartial reports whether the part does not cover the whole block, i.e.
+// whether writing it needs a read-modify-write.
+func (p BlockPart) IsPartial() bool {
+	return p.Skip != 0 || p.Length != DefaultBS
+}
+
+// End is Skip+Length: where the part ends within the block.
+func (p BlockPart) End() int {
+	return p.Skip + p.Length
+}
+
+// PlainOff is the plaintext file offset at which the block starts.
+func (p BlockPart) PlainOff() uint64 {
+	return BlockNoToPlainOff(p.BlockNo)
+}
+
+// ExplodePlainRange splits the plaintext range [offset, offset+length) into
+// one BlockPart per touched block, in ascending order. The hot path should
+// use AppendPlainRange with a reused slice instead; length must be bounded
+// by the caller (one part per 4 KiB is allocated).
+func ExplodePlainRange(offset, length uint64) []BlockPart {
+	return AppendPlainRange(nil, offset, length)
+}
+
+// AppendPlainRange is ExplodePlainRange appending to dst; with enough
+// capacity in dst it does not allocate. A range reaching past 2^64-1 is cut
+// there.
+func AppendPlainRange(dst []BlockPart, offset, length uint64) []BlockPart {
+	if length > math.MaxUint64-offset {
+		length = math.MaxUint64 - offset
+	}
+	for length > 0 {
+		skip := offset % DefaultBS
+		n := min(DefaultBS-skip, length)
+		dst = append(dst, BlockPart{BlockNo: offset / DefaultBS, Skip: int(skip), Length: int(n)})
+		offset += n
+		length -= n
+	}
+	return dst
+}
+
+// BlockRange returns the first block touched by the plaintext range
+// [offset, offset+length) and the number of touched blocks (0 for an empty
+// range).
+func BlockRange(offset, length uint64) (first, count uint64) {
+	if length == 0 {
+		return PlainOffToBlockNo(offset), 0
+	}
+	if length > math.MaxUint64-offset {
+		length = math.MaxUint64 - offset
+	}
+	first = PlainOffToBlockNo(offset)
+	last := PlainOffToBlockNo(offset + length - 1)
+	return first, last - first + 1
+}
+
+// PlainOffToBlockNo returns the number of the block holding plaintext
+// offset off.
+func PlainOffToBlockNo(off uint64) uint64 {
+	return off / DefaultBS
+}
+
+// BlockNoToPlainOff returns the plaintext offset at which block blockNo
+// starts.
+func BlockNoToPlainOff(blockNo uint64) uint64 {
+	return blockNo * DefaultBS
+}
+
+// BlockNoToCipherOff returns the ciphertext file offset at which block
+// blockNo starts (just after the header for block 0).
+func (ce *ContentEnc) BlockNoToCipherOff(blockNo uint64) uint64 {
+	return HeaderLen + blockNo*uint64(ce.cipherBS)
+}
+
+// CipherOffToBlockNo returns the number of the ciphertext block holding
+// ciphertext file offset off; offsets inside the header map to block 0.
+func (ce *ContentEnc) CipherOffToBlockNo(off uint64) uint64 {
+	if off < HeaderLen {
+		return 0
+	}
+	return (off - HeaderLen) / uint64(ce.cipherBS)
+}
+
+// CipherRange returns the ciphertext byte range [cOff, cOff+cLen) that holds
+// the whole blocks touched by the plaintext range [offset, offset+length):
+// what a reader has to fetch before decrypting (FORMAT.md 4.6). The range
+// may extend past the end of the file; a short read there is normal.
+func (ce *ContentEnc) CipherRange(offset, length uint64) (cOff, cLen uint64) {
+	first, count := BlockRange(offset, length)
+	return ce.BlockNoToCipherOff(first), count * uint64(ce.cipherBS)
+}
+
+// MergeBlocks overlays newData onto the plaintext block oldPlain at
+// offsetInBlock, for a read-modify-write of a partial block (FORMAT.md 4.7).
+// The result is max(len(oldPlain), offsetInBlock+len(newData)) bytes long; a
+// gap between the old end and offsetInBlock is filled with zeros. Like
+// append, it reuses oldPlain's storage when its capacity suffices, so
+// newData must not overlap oldPlain's spare capacity. offsetInBlock must not
+// be negative.
+func MergeBlocks(oldPlain, newData []byte, offsetInBlock int) []byte {
+	oldLen := len(oldPlain)
+	end := offsetInBlock + len(newData)
+	n := max(oldLen, end)
+	out := slices.Grow(oldPlain, n-oldLen)[:n]
+	if offsetInBlock > oldLen {
+		clear(out[oldLen:offsetInBlock])
+	}
+	copy(out[offsetInBlock:end], newData)
+	return out
+}
