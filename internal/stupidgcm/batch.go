@@ -50,6 +50,7 @@ type BlockError struct {
 	Err error
 }
 
+// Error names the failing block by its number in the file.
 func (e *BlockError) Error() string {
 	return fmt.Sprintf("block %d: %v", e.Block, e.Err)
 }
