@@ -1,0 +1,255 @@
+package fusefrontend_reverse
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/nametransform"
+)
+
+func TestNewRootNodeErrors(t *testing.T) {
+	_, nt, ce := newCrypto(t, tv14Config())
+	dir := t.TempDir()
+	gcm, err := cryptocore.New(tv14Key(), cryptocore.Options{Cipher: cryptocore.AESGCM, HKDF: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcmCE, err := contentenc.New(gcm, contentenc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		args     Args
+		ce       *contentenc.ContentEnc
+		is       error
+		exitCode int
+	}{
+		{"unreadable -exclude-from", Args{PlainDir: dir, ExcludeFrom: []string{filepath.Join(dir, "missing")}}, ce, ErrExcludeFrom, exitcodes.ExcludeError},
+		{"invalid -exclude", Args{PlainDir: dir, Excludes: []string{"/"}}, ce, nil, exitcodes.ExcludeError},
+		{"AES-GCM", Args{PlainDir: dir}, gcmCE, ErrNotAESSIV, exitcodes.Other},
+		{"missing dir", Args{PlainDir: filepath.Join(dir, "missing")}, ce, syscall.ENOENT, exitcodes.Other},
+		{"names mismatch", Args{PlainDir: dir, PlaintextNames: true}, ce, nil, exitcodes.Other},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rn, err := NewRootNode(c.args, nt, c.ce)
+			if err == nil {
+				rn.Close()
+				t.Fatal("no error")
+			}
+			if c.is != nil && !errors.Is(err, c.is) {
+				t.Errorf("error %v does not wrap %v", err, c.is)
+			}
+			if code := exitcodes.From(err); code != c.exitCode {
+				t.Errorf("exit code %d, want %d (%v)", code, c.exitCode, err)
+			}
+		})
+	}
+}
+
+// TestPlaintextNamesConfig: with PlaintextNames the reverse config is shown
+// as gocryptfs.conf and a real gocryptfs.conf under an inaccessible
+// collision name; a custom config disables both.
+func TestPlaintextNamesConfig(t *testing.T) {
+	cfg := fsConfig{masterKey: tv14Key(), hkdf: true, plaintextNames: true}
+	plain := t.TempDir()
+	mustWriteFile(t, filepath.Join(plain, ReverseConfName), []byte("the config"))
+	mustWriteFile(t, filepath.Join(plain, "gocryptfs.conf"), []byte("a plaintext file"))
+	mustMkdir(t, filepath.Join(plain, "d"))
+	mustWriteFile(t, filepath.Join(plain, "d", "gocryptfs.conf"), []byte("fine here"))
+
+	m, _ := mountReverse(t, cfg, Args{PlainDir: plain})
+	names := readDirNames(t, m.mnt)
+	var collision string
+	for _, n := range names {
+		if strings.HasPrefix(n, "gocryptfs.conf_NAME_COLLISION_") {
+			collision = n
+		}
+	}
+	if len(names) != 3 || !slices.Contains(names, "gocryptfs.conf") || !slices.Contains(names, "d") || collision == "" {
+		t.Fatalf("root listing %q", names)
+	}
+	if b, err := os.ReadFile(m.path("gocryptfs.conf")); err != nil || string(b) != "the config" {
+		t.Errorf("gocryptfs.conf = %q, %v", b, err)
+	}
+	if err := unix.Lstat(m.path(collision), new(unix.Stat_t)); err != syscall.ENOENT {
+		t.Errorf("collision name accessible: %v", err)
+	}
+	if err := unix.Lstat(m.path(ReverseConfName), new(unix.Stat_t)); err != syscall.ENOENT {
+		t.Errorf("%s accessible under its own name: %v", ReverseConfName, err)
+	}
+	if b, err := os.ReadFile(m.path("d/gocryptfs.conf")); err != nil || len(b) != contentenc.HeaderLen+len("fine here")+32 {
+		t.Errorf("d/gocryptfs.conf: %d bytes, %v", len(b), err)
+	}
+
+	custom, _ := mountReverse(t, cfg, Args{PlainDir: plain, CustomConfig: true, ConfigPath: "/elsewhere"})
+	names = readDirNames(t, custom.mnt)
+	if !slices.Equal(names, []string{ReverseConfName, "d", "gocryptfs.conf"}) {
+		t.Errorf("custom config listing %q", names)
+	}
+	if b, err := os.ReadFile(custom.path("gocryptfs.conf")); err != nil || len(b) != contentenc.HeaderLen+len("a plaintext file")+32 {
+		t.Errorf("custom config: gocryptfs.conf %d bytes, %v", len(b), err)
+	}
+}
+
+// TestCustomConfigEncryptedNames: with -config elsewhere, no gocryptfs.conf
+// is shown and .gocryptfs.reverse.conf is an ordinary (encrypted) file.
+func TestCustomConfigEncryptedNames(t *testing.T) {
+	plain := t.TempDir()
+	mustWriteFile(t, filepath.Join(plain, ReverseConfName), []byte("cfg"))
+	m, rn := mountReverse(t, tv14Config(), Args{PlainDir: plain, CustomConfig: true})
+	enc, err := rn.EncryptPath(ReverseConfName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := readDirNames(t, m.mnt)
+	want := []string{enc, "gocryptfs.diriv"}
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("listing %q, want %q", names, want)
+	}
+	if err := unix.Lstat(m.path("gocryptfs.conf"), new(unix.Stat_t)); err != syscall.ENOENT {
+		t.Errorf("gocryptfs.conf with custom config: %v", err)
+	}
+}
+
+func TestNoXattrAndForceOwner(t *testing.T) {
+	plain := makeTV14(t)
+	owner := &fuse.Owner{Uid: 1234, Gid: 5678}
+	m, _ := mountReverse(t, tv14Config(), Args{PlainDir: plain, NoXattr: true, ForceOwner: owner})
+	const hello = "F8rwmoCL-WWYHyKmxirgkg"
+	if names := listXattr(t, m.path(hello)); len(names) != 0 {
+		t.Errorf("xattrs listed with NoXattr: %q", names)
+	}
+	if _, err := unix.Lgetxattr(m.path(hello), "user.gocryptfs.49MtW6o4r3wu_Jt77wclOA", nil); err != syscall.ENODATA {
+		t.Errorf("getxattr with NoXattr: %v", err)
+	}
+	for _, p := range []string{"", hello, "gocryptfs.diriv", "gocryptfs.conf", "XQJH2Es0-94o4Jo8iSvfzQ"} {
+		var st unix.Stat_t
+		if err := unix.Lstat(m.path(p), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Uid != owner.Uid || st.Gid != owner.Gid {
+			t.Errorf("%q owned by %d:%d", p, st.Uid, st.Gid)
+		}
+	}
+}
+
+// TestSymlinkTooLong: a target whose encoding exceeds 4096 characters
+// cannot be read (ENAMETOOLONG); the mount keeps working.
+func TestSymlinkTooLong(t *testing.T) {
+	plain := t.TempDir()
+	if err := os.Symlink(strings.Repeat("x", 3100), filepath.Join(plain, "long")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(strings.Repeat("x", 3000), filepath.Join(plain, "ok")); err != nil {
+		t.Fatal(err)
+	}
+	m, rn := mountReverse(t, tv14Config(), Args{PlainDir: plain})
+	for name, want := range map[string]error{"long": syscall.ENAMETOOLONG, "ok": nil} {
+		enc, err := rn.EncryptPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = os.Readlink(m.path(enc))
+		if !errors.Is(err, want) && !(want == nil && err == nil) {
+			t.Errorf("readlink %s: %v, want %v", name, err, want)
+		}
+	}
+}
+
+// TestPanicGivesEIO: a panic inside a request fails that request with EIO
+// and the mount survives.
+func TestPanicGivesEIO(t *testing.T) {
+	plain := makeTV14(t)
+	var target atomic.Pointer[string]
+	m, _ := mountReverse(t, tv14Config(), Args{PlainDir: plain}, func(rn *RootNode) {
+		rn.testHook = func(op string) {
+			if p := target.Load(); p != nil && *p == op {
+				panic("injected panic in " + op)
+			}
+		}
+	})
+	cases := []struct {
+		op string
+		fn func() error
+	}{
+		{"Lookup", func() error { return unix.Lstat(m.path("F8rwmoCL-WWYHyKmxirgkg"), new(unix.Stat_t)) }},
+		{"Read", func() error { _, err := os.ReadFile(m.path("iah1MkNOCMZe5AW-W605oQ")); return err }},
+		{"Readdir", func() error { _, err := os.ReadDir(m.mnt); return err }},
+		{"Readlink", func() error { _, err := os.Readlink(m.path("XQJH2Es0-94o4Jo8iSvfzQ")); return err }},
+	}
+	for _, c := range cases {
+		op := c.op
+		target.Store(&op)
+		err := c.fn()
+		target.Store(nil)
+		if !errors.Is(err, syscall.EIO) {
+			t.Errorf("%s with panic: %v, want EIO", c.op, err)
+		}
+		b, err := os.ReadFile(m.path("F8rwmoCL-WWYHyKmxirgkg"))
+		if err != nil || len(b) != 62 {
+			t.Fatalf("mount did not survive a panic in %s: %d bytes, %v", c.op, len(b), err)
+		}
+	}
+}
+
+// TestOneFileSystem mounts a tmpfs below the plaintext directory: with
+// -one-file-system it is shown empty (apart from gocryptfs.diriv), without
+// it its entries appear with inode numbers from another namespace.
+func TestOneFileSystem(t *testing.T) {
+	requireFuse(t)
+	plain := t.TempDir()
+	sub := filepath.Join(plain, "mnt")
+	mustMkdir(t, sub)
+	if err := unix.Mount("tmpfs", sub, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skip("cannot mount tmpfs:", err)
+	}
+	t.Cleanup(func() { unix.Unmount(sub, unix.MNT_DETACH) })
+	mustWriteFile(t, filepath.Join(sub, "inside"), []byte("on another device"))
+
+	for _, one := range []bool{true, false} {
+		m, rn := mountReverse(t, tv14Config(), Args{PlainDir: plain, OneFileSystem: one})
+		encDir, err := rn.EncryptPath("mnt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		encFile, err := rn.EncryptPath("mnt/inside")
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := readDirNames(t, m.path(encDir))
+		var st unix.Stat_t
+		err = unix.Lstat(m.path(encFile), &st)
+		if one {
+			if !slices.Equal(names, []string{"gocryptfs.diriv"}) {
+				t.Errorf("-one-file-system: mount point lists %q", names)
+			}
+			if err != syscall.ENOENT {
+				t.Errorf("-one-file-system: file below mount point: %v", err)
+			}
+			if b, err := os.ReadFile(m.path(encDir + "/gocryptfs.diriv")); err != nil || len(b) != nametransform.DirIVLen {
+				t.Errorf("diriv of mount point: %x %v", b, err)
+			}
+			continue
+		}
+		if len(names) != 2 || err != nil {
+			t.Errorf("without -one-file-system: %q, %v", names, err)
+		} else if st.Ino < 1<<48 {
+			t.Errorf("inode %d of a file on another device is not in a namespace", st.Ino)
+		}
+	}
+}
