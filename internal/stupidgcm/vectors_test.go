@@ -18,7 +18,7 @@ func unhex(t *testing.T, s string) []byte {
 }
 
 // TestFormatVectors opens files written by the reference implementation
-// (FORMAT.md TV-6 hello.txt and TV-10 hello.txt; keys from TV-3), through
+// (FORMAT.md TV-7 hello.txt and TV-10 hello.txt; keys from TV-3), through
 // Open and through OpenBatch, and checks that sealing with the same nonce
 // reproduces them.
 func TestFormatVectors(t *testing.T) {
@@ -27,7 +27,7 @@ func TestFormatVectors(t *testing.T) {
 		name, key, fileID, block string
 		ctor                     func([]byte) (cipher.AEAD, error)
 	}{
-		{"AES-GCM TV-6", "17df772cfec9d28b9ede3c753d0010ba9f199655acfc3b78dd3b61b5dd5f36c5",
+		{"AES-GCM TV-7", "17df772cfec9d28b9ede3c753d0010ba9f199655acfc3b78dd3b61b5dd5f36c5",
 			"420b04fae4bc38a8548393d366b9d635",
 			"e55fd73199ac809d2617ce9bb26a19c1 38544c8e993d38c6691cda11 a7979226216685edf5d656c545c052f0", NewAESGCM},
 		{"XChaCha TV-10", "957caa5a8d2a9189b77f2fcb17707c1fc6ce862c0061f9d1db29a3b71eb7ca0d",
