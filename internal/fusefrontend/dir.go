@@ -265,6 +265,18 @@ func (n *Node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
 func (rn *RootNode) rmdirEntry(e *entry) error {
 	if rn.nt.UsesDirIV() {
 		fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
+		removed := false
+		if errors.Is(err, syscall.EACCES) {
+			var restore func()
+			fd, restore, err = rn.openDirChmod(e)
+			if err == nil {
+				defer func() {
+					if !removed {
+						restore()
+					}
+				}()
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -275,7 +287,13 @@ func (rn *RootNode) rmdirEntry(e *entry) error {
 		}
 		switch {
 		case len(ents) == 0:
-			// No IV file (damaged directory): plain rmdir below.
+			// No IV file (damaged directory): a plain rmdir.
+			if err := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err != nil {
+				return err
+			}
+			removed = true
+			rn.deleteLongName(e)
+			return nil
 		case len(ents) == 1 && ents[0].Name == nametransform.DirIVFilename:
 			tmp := nametransform.DirIVFilename + ".rmdir." + uitoa(randUint64())
 			if err := syscallcompat.Renameat2(fd, nametransform.DirIVFilename, e.dirfd, tmp, unix.RENAME_NOREPLACE); err != nil {
@@ -287,6 +305,7 @@ func (rn *RootNode) rmdirEntry(e *entry) error {
 				}
 				return err
 			}
+			removed = true
 			if err := syscallcompat.Unlinkat(e.dirfd, tmp, 0); err != nil {
 				rn.log.Warn("rmdir: could not delete moved diriv", "tmp", tmp, "err", err)
 			}
@@ -301,6 +320,32 @@ func (rn *RootNode) rmdirEntry(e *entry) error {
 	}
 	rn.deleteLongName(e)
 	return nil
+}
+
+// openDirChmod opens directory e after adding owner rwx permission, so
+// that its owner can remove it even when its mode is 000 (the IV file must
+// be listed and moved out). restore puts the original mode back; the
+// caller calls it unless the directory was removed.
+func (rn *RootNode) openDirChmod(e *entry) (fd int, restore func(), err error) {
+	var st unix.Stat_t
+	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
+		return -1, nil, err
+	}
+	orig := st.Mode & 0o7777
+	if err := syscallcompat.Fchmodat(e.dirfd, e.cName, orig|0o700); err != nil {
+		return -1, nil, syscall.EACCES
+	}
+	restore = func() {
+		if err := syscallcompat.Fchmodat(e.dirfd, e.cName, orig); err != nil {
+			rn.log.Warn("rmdir: could not restore directory mode", "name", e.cName, "err", err)
+		}
+	}
+	fd, err = syscallcompat.OpenDirAt(e.dirfd, e.cName)
+	if err != nil {
+		restore()
+		return -1, nil, err
+	}
+	return fd, restore, nil
 }
 
 func randUint64() uint64 {

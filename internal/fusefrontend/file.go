@@ -279,11 +279,29 @@ func (n *Node) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) (errno
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Fsync", &errno)
 	rn.enter("Fsync")
-	f, ok := fh.(*file)
-	if !ok {
-		return 0
+	if f, ok := fh.(*file); ok {
+		return rn.toErrno("Fsync", f.cf.Fsync(flags&1 != 0))
 	}
-	return rn.toErrno("Fsync", f.cf.Fsync(flags&1 != 0))
+	// A directory (go-fuse routes FSYNCDIR here) or a file without a
+	// handle: sync the backing entry through a fresh read-only fd.
+	return rn.toErrno("Fsync", n.syncBacking(flags&1 != 0))
+}
+
+func (n *Node) syncBacking(datasync bool) error {
+	e, err := n.self()
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	fd, err := syscallcompat.Openat(e.dirfd, e.cName, unix.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer syscallcompat.Close(fd)
+	if datasync {
+		return syscallcompat.Retry(func() error { return unix.Fdatasync(fd) })
+	}
+	return syscallcompat.Retry(func() error { return unix.Fsync(fd) })
 }
 
 var _ = (fs.NodeReleaser)((*Node)(nil))

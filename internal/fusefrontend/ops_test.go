@@ -693,6 +693,58 @@ var opCases = []opCase{
 	}},
 }
 
+func init() {
+	opCases = append(opCases,
+		opCase{"Fsync", func(t *testing.T, tf *testFS, dir string) {
+			f, err := os.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Sync(); err != nil {
+				t.Fatalf("fsync dir: %v", err)
+			}
+			p := filepath.Join(dir, "f")
+			mustWrite(t, p, []byte("x"))
+			g, _ := os.OpenFile(p, os.O_RDWR, 0)
+			defer g.Close()
+			if err := g.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Fdatasync(int(g.Fd())); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		opCase{"ACL", func(t *testing.T, tf *testFS, dir string) {
+			// user::rw- user:1000:r-- group::r-- mask::r-- other::r--
+			// (an ACL equivalent to the mode bits would not be stored)
+			acl := []byte{2, 0, 0, 0,
+				1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+				2, 0, 4, 0, 0xe8, 0x03, 0, 0,
+				4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+				0x10, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+				0x20, 0, 4, 0, 0xff, 0xff, 0xff, 0xff}
+			p := filepath.Join(dir, "f")
+			mustWrite(t, p, nil)
+			err := unix.Setxattr(p, nametransform.ACLAccess, acl, 0)
+			if errors.Is(err, syscall.EOPNOTSUPP) {
+				t.Skip("kernel does not pass POSIX ACLs to this mount:", err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 100)
+			n, err := unix.Getxattr(p, nametransform.ACLAccess, buf)
+			if err != nil {
+				t.Fatalf("get ACL: %v", err)
+			}
+			if !bytes.Equal(buf[:n], acl) {
+				t.Fatalf("get ACL %v %x", err, buf[:n])
+			}
+		}},
+	)
+}
+
 func mustWriteAt(t *testing.T, f *os.File, b []byte, off int64) {
 	t.Helper()
 	if _, err := f.WriteAt(b, off); err != nil {
