@@ -253,3 +253,55 @@ func TestOneFileSystem(t *testing.T) {
 		}
 	}
 }
+
+// TestACLPassThrough: POSIX ACL attributes keep their names and raw values
+// in the view.
+func TestACLPassThrough(t *testing.T) {
+	plain := t.TempDir()
+	p := filepath.Join(plain, "f")
+	mustWriteFile(t, p, []byte("x"))
+	// ACL xattr format: le32 version 2, then (le16 tag, le16 perm, le32 id)
+	// entries: USER_OBJ rw, USER 1000 r, GROUP_OBJ r, MASK r, OTHER r.
+	acl := []byte{2, 0, 0, 0,
+		1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+		2, 0, 4, 0, 0xe8, 3, 0, 0,
+		4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+		0x10, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+		0x20, 0, 4, 0, 0xff, 0xff, 0xff, 0xff}
+	if err := unix.Setxattr(p, nametransform.ACLAccess, acl, 0); err != nil {
+		t.Skip("cannot set an ACL on the plaintext side:", err)
+	}
+	want, err := unix.Getxattr(p, nametransform.ACLAccess, make([]byte, 256))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, rn := mountReverse(t, tv14Config(), Args{PlainDir: plain})
+	enc, err := rn.EncryptPath("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := listXattr(t, m.path(enc))
+	if !slices.Contains(names, nametransform.ACLAccess) {
+		t.Fatalf("ACL not listed: %q", names)
+	}
+	buf := make([]byte, 256)
+	n, err := unix.Lgetxattr(m.path(enc), nametransform.ACLAccess, buf)
+	if err == syscall.EOPNOTSUPP {
+		t.Skip("kernel does not forward ACL reads to this FUSE mount")
+	}
+	if err != nil || n != want {
+		t.Errorf("ACL value: %d bytes, %v; want %d", n, err, want)
+	}
+}
+
+// TestConfigCannotBeExcluded: exclusion patterns never hide the config.
+func TestConfigCannotBeExcluded(t *testing.T) {
+	plain := makeTV14(t)
+	m, _ := mountReverse(t, tv14Config(), Args{PlainDir: plain, Excludes: []string{ReverseConfName}, ExcludeWildcards: []string{".*"}})
+	if b, err := os.ReadFile(m.path("gocryptfs.conf")); err != nil || string(b) != tv14Conf {
+		t.Errorf("gocryptfs.conf: %q, %v", b, err)
+	}
+	if names := readDirNames(t, m.mnt); !slices.Contains(names, "gocryptfs.conf") {
+		t.Errorf("gocryptfs.conf not listed: %q", names)
+	}
+}
