@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -141,7 +142,7 @@ func (d *differ) run(n int) map[string]int {
 		d.both("mkdir "+dir, func(r string) error { return os.Mkdir(filepath.Join(r, dir), 0o755) })
 	}
 	for d.step = 0; d.step < n; d.step++ {
-		op := d.rng.IntN(14)
+		op := d.rng.IntN(15)
 		name := d.doOp(op)
 		counts[name]++
 		d.compare()
@@ -283,6 +284,18 @@ func (d *differ) doOp(op int) string {
 		}
 		d.both("rmdir "+p, func(r string) error { return unix.Rmdir(filepath.Join(r, p)) })
 		return "rmdir"
+	case 14: // symlink with a random target
+		p := d.randPath()
+		target := string(d.randData(1 + d.rng.IntN(300)))
+		target = strings.Map(func(r rune) rune {
+			// no '/': writes through the link must stay inside the tree
+			if r == 0 || r == '/' || r >= 0x80 {
+				return 'x'
+			}
+			return r
+		}, target)
+		d.both("symlink "+p, func(r string) error { return os.Symlink(target, filepath.Join(r, p)) })
+		return "symlink"
 	default: // chmod
 		p := d.randPath()
 		mode := os.FileMode(0o600 + d.rng.IntN(0o100))
@@ -315,6 +328,13 @@ func (d *differ) walk(root string) []string {
 		line := fmt.Sprintf("%s %o nlink=%d", rel, st.Mode, st.Nlink)
 		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			line = fmt.Sprintf("%s %o", rel, st.Mode)
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			line += fmt.Sprintf(" size=%d -> %q", st.Size, target)
 		}
 		if e.Type().IsRegular() {
 			b, err := os.ReadFile(p)
