@@ -204,14 +204,6 @@ func splitPath(p string) (dir, name string) {
 	return p[:i], p[i+1:]
 }
 
-// joinPath joins a relative directory path and a name.
-func joinPath(dir, name string) string {
-	if dir == "" {
-		return name
-	}
-	return dir + "/" + name
-}
-
 // resolve returns the entry for the plaintext path p ("" is the root, whose
 // entry has dirfd = a new root fd and cName ".").
 func (rn *RootNode) resolve(p string) (*entry, error) {

@@ -83,7 +83,7 @@ func (n *Node) newChild(ctx context.Context, st *unix.Stat_t) *fs.Inode {
 	return n.NewInode(ctx, &Node{rn: n.rn}, id)
 }
 
-// hiddenInRoot reports whether plaintext name may never be looked up or
+// reserved reports whether plaintext name may never be looked up or
 // created in directory dir: gocryptfs.conf in the root with PlaintextNames.
 func (rn *RootNode) reserved(dir, name string) bool {
 	return rn.nt.IsReservedName(name, dir == "")
@@ -176,7 +176,7 @@ func (n *Node) Statfs(ctx context.Context, out *fuse.StatfsOut) (errno syscall.E
 // so that a huge number of bad entries cannot exhaust memory; past the bound
 // warnings are simply repeated.
 func (rn *RootNode) warnOnce(key string, msg string, args ...any) {
-	if rn.badNames.seen(key) {
+	if rn.warned.seen(key) {
 		return
 	}
 	rn.log.Warn(msg, args...)
@@ -188,18 +188,19 @@ func sizeWarnKey(ino uint64) string {
 
 func uitoa(v uint64) string { return strconv.FormatUint(v, 10) }
 
-// badNameLog remembers which warnings were already logged.
-type badNameLog struct {
+// warnLog remembers which warnings (bad names, damaged files) were
+// already logged, so that each is logged once per mount.
+type warnLog struct {
 	mu   sync.Mutex
 	keys map[string]struct{}
 }
 
 const maxWarnKeys = 100000
 
-func (b *badNameLog) init() { b.keys = make(map[string]struct{}) }
+func (b *warnLog) init() { b.keys = make(map[string]struct{}) }
 
 // seen records key and reports whether it was recorded before.
-func (b *badNameLog) seen(key string) bool {
+func (b *warnLog) seen(key string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.keys[key]; ok {

@@ -95,7 +95,7 @@ type RootNode struct {
 	inos     *inomap.Map
 	dirCache *dirCache
 	table    *contentio.Table
-	badNames badNameLog
+	warned   warnLog
 
 	openFiles atomic.Int64
 	opCount   atomic.Uint64
@@ -113,6 +113,9 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 	}
 	if args.PlaintextNames != nt.PlaintextNames() {
 		return nil, fmt.Errorf("fusefrontend: PlaintextNames=%v does not match the NameTransform", args.PlaintextNames)
+	}
+	if !args.PlaintextNames && args.DeterministicNames != nt.DeterministicNames() {
+		return nil, fmt.Errorf("fusefrontend: DeterministicNames=%v does not match the NameTransform", args.DeterministicNames)
 	}
 	logger := args.Logger
 	if logger == nil {
@@ -141,7 +144,7 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		dirCache: newDirCache(args.SharedStorage),
 		table:    contentio.NewTable(),
 	}
-	rn.badNames.init()
+	rn.warned.init()
 	rn.Node.rn = rn
 	return rn, nil
 }
