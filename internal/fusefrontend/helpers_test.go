@@ -59,6 +59,8 @@ type testConfig struct {
 	badname        []string
 	args           Args // CipherDir, names flags and Logger are filled in
 	timeouts       bool // 1 s entry/attr timeouts like a real mount
+	masterKey      []byte
+	noHKDF         bool
 }
 
 // testFS is a mounted filesystem: mnt is the plaintext view, cipher the
@@ -97,7 +99,10 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 	requireFuse(t)
 	mnt := t.TempDir()
 	key := make([]byte, cryptocore.KeyLen)
-	cc, err := cryptocore.New(key, cryptocore.Options{Cipher: cfg.cipher, HKDF: true})
+	if cfg.masterKey != nil {
+		key = cfg.masterKey
+	}
+	cc, err := cryptocore.New(key, cryptocore.Options{Cipher: cfg.cipher, HKDF: !cfg.noHKDF})
 	if err != nil {
 		t.Fatal(err)
 	}
