@@ -19,6 +19,7 @@ func TestCorruption(t *testing.T) {
 	mustWrite(t, tf.path("good"), pattern(5000, 2))
 	mustWrite(t, tf.path("short"), pattern(4097, 3))
 	mustWrite(t, tf.path("tiny"), pattern(4095, 4))
+	mustWrite(t, tf.path("hdr"), []byte("hello world!"))
 	os.Mkdir(tf.path("nodiriv"), 0o755)
 	mustWrite(t, tf.path("nodiriv/x"), nil)
 	os.Mkdir(tf.path("okdir"), 0o755)
@@ -36,6 +37,10 @@ func TestCorruption(t *testing.T) {
 	b, _ := os.ReadFile(cf)
 	b[18+16+5] ^= 0x01
 	os.WriteFile(cf, b, 0o644)
+	// header version 3
+	hb, _ := os.ReadFile(cpath("hdr"))
+	hb[0], hb[1] = 0, 3
+	os.WriteFile(cpath("hdr"), hb, 0o644)
 	// cut "short" to 18+4128+20: incomplete last block
 	os.Truncate(cpath("short"), 18+4128+20)
 	// cut "tiny" to 10 bytes: less than a header
@@ -88,6 +93,15 @@ func TestCorruption(t *testing.T) {
 	}
 	f.Close()
 
+	if st := statOf(t, tf.path("hdr")); st.Size != 12 {
+		t.Fatalf("hdr size %d", st.Size)
+	}
+	_, err = os.ReadFile(tf.path("hdr"))
+	errIs(t, err, syscall.EIO, "read bad header")
+	if tf.logs.countLines("invalid version, want=2 have=3") == 0 {
+		t.Fatalf("bad header not logged:\n%s", tf.logs)
+	}
+
 	if st := statOf(t, tf.path("tiny")); st.Size != 0 {
 		t.Fatalf("tiny size %d", st.Size)
 	}
@@ -100,7 +114,7 @@ func TestCorruption(t *testing.T) {
 	if got := listNames(t, tf.path("okdir")); !slices.Equal(got, []string{"y"}) {
 		t.Fatalf("okdir %v", got)
 	}
-	if got := listNames(t, tf.mnt); len(got) != 6 {
+	if got := listNames(t, tf.mnt); len(got) != 7 {
 		t.Fatalf("root listing %v", got)
 	}
 }
