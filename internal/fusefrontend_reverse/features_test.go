@@ -1,6 +1,7 @@
 package fusefrontend_reverse
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
@@ -303,5 +305,46 @@ func TestConfigCannotBeExcluded(t *testing.T) {
 	}
 	if names := readDirNames(t, m.mnt); !slices.Contains(names, "gocryptfs.conf") {
 		t.Errorf("gocryptfs.conf not listed: %q", names)
+	}
+}
+
+// TestRenameWhileMounted: after a directory is renamed in PLAINDIR, the
+// view shows exactly what a fresh mount shows (the directory keeps its
+// inode, but its IV and everything below it change with the path).
+func TestRenameWhileMounted(t *testing.T) {
+	plain := t.TempDir()
+	mustMkdir(t, filepath.Join(plain, "a"))
+	mustWriteFile(t, filepath.Join(plain, "a", "f"), []byte("content of f"))
+	m, rn := mountReverse(t, tv14Config(), Args{PlainDir: plain})
+	read := func(m *mounted, rn *RootNode, plainPath string) []byte {
+		t.Helper()
+		dir, virtual := strings.CutSuffix(plainPath, "/gocryptfs.diriv")
+		enc, err := rn.EncryptPath(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if virtual {
+			enc += "/gocryptfs.diriv"
+		}
+		b, err := os.ReadFile(m.path(enc))
+		if err != nil {
+			t.Fatalf("%s (%s): %v", plainPath, enc, err)
+		}
+		return b
+	}
+	before := read(m, rn, "a/gocryptfs.diriv")
+	read(m, rn, "a/f")
+	if err := os.Rename(filepath.Join(plain, "a"), filepath.Join(plain, "b")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // entry and attr timeouts
+	fresh, rn2 := mountReverse(t, tv14Config(), Args{PlainDir: plain})
+	for _, p := range []string{"b/gocryptfs.diriv", "b/f"} {
+		if got, want := read(m, rn, p), read(fresh, rn2, p); !bytes.Equal(got, want) {
+			t.Errorf("%s after rename: %x, fresh mount: %x", p, got, want)
+		}
+	}
+	if bytes.Equal(before, read(m, rn, "b/gocryptfs.diriv")) {
+		t.Error("directory IV did not change with the path")
 	}
 }

@@ -121,6 +121,7 @@ func serve(t testing.TB, root fs.InodeEmbedder, rootAttr *fs.StableAttr, name st
 		MountOptions: fuse.MountOptions{
 			FsName: name,
 			Name:   name,
+			Debug:  os.Getenv("FUSEDEBUG") != "",
 		},
 		EntryTimeout:   &sec,
 		AttrTimeout:    &sec,

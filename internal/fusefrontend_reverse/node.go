@@ -43,17 +43,27 @@ func kindOf(mode uint32) nodeKind {
 }
 
 // node is an entry of the view backed by a plaintext entry.
+//
+// A node does not own its paths: go-fuse's inode tree knows under which
+// (newest) parent and name the kernel last reached it, which changes when
+// PLAINDIR is renamed under the mount or a hard link is reached through
+// another directory. paths derives both paths from the tree and caches the
+// plaintext path for as long as the ciphertext path stays the same.
 type node struct {
 	fs.Inode
 
 	rn   *RootNode
 	kind nodeKind
 
-	mu sync.Mutex
-	// pPath and cPath are the plaintext and ciphertext paths relative to
-	// the roots, as of the latest lookup that returned this node (a file
-	// with hard links can be reached through several).
-	pPath, cPath string
+	mu           sync.Mutex
+	pPath, cPath string // cache: pPath is valid while the tree path is cPath
+	cached       bool
+}
+
+// pathNode is implemented by the nodes that can be parents: *node and
+// *RootNode.
+type pathNode interface {
+	paths() (pPath, cPath string, err error)
 }
 
 var (
@@ -67,15 +77,45 @@ var (
 	_ fs.NodeStatfser    = (*node)(nil)
 )
 
-func (n *node) paths() (pPath, cPath string) {
+// paths returns the plaintext and ciphertext paths of n relative to the
+// roots ("" for the root).
+func (n *node) paths() (pPath, cPath string, err error) {
+	if n == &n.rn.node {
+		return "", "", nil
+	}
+	name, parent := n.Parent()
+	if parent == nil {
+		return "", "", fmt.Errorf("node without parent: %w", syscall.ESTALE)
+	}
+	pn, ok := parent.Operations().(pathNode)
+	if !ok {
+		return "", "", fmt.Errorf("parent of %q is not a directory node: %w", name, syscall.EIO)
+	}
+	pDir, cDir, err := pn.paths()
+	if err != nil {
+		return "", "", err
+	}
+	cPath = joinPath(cDir, name)
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.pPath, n.cPath
+	if n.cached && n.cPath == cPath {
+		pPath = n.pPath
+		n.mu.Unlock()
+		return pPath, cPath, nil
+	}
+	n.mu.Unlock()
+	pName, err := n.rn.plainName(pDir, cDir, name)
+	if err != nil {
+		return "", "", err
+	}
+	pPath = joinPath(pDir, pName)
+	n.setPaths(pPath, cPath)
+	return pPath, cPath, nil
 }
 
+// setPaths fills the path cache.
 func (n *node) setPaths(pPath, cPath string) {
 	n.mu.Lock()
-	n.pPath, n.cPath = pPath, cPath
+	n.pPath, n.cPath, n.cached = pPath, cPath, true
 	n.mu.Unlock()
 }
 
@@ -108,20 +148,17 @@ func (rn *RootNode) fillAttr(kind nodeKind, st *unix.Stat_t, out *fuse.Attr) {
 	fuseutil.ApplyOwner(out, rn.args.ForceOwner)
 }
 
-// newChild returns the inode for a plaintext-backed child of parent. If the
-// kernel already knows the inode (a hard link, or a repeated lookup), the
-// existing node is kept and learns the new paths.
+// newChild returns the inode for a plaintext-backed child of parent. If
+// go-fuse already has a node with the same identity (a repeated lookup, a
+// hard link, a renamed directory), it keeps that one, which then finds its
+// new paths through the tree.
 func (rn *RootNode) newChild(ctx context.Context, parent *fs.Inode, kind nodeKind, pPath, cPath string, st *unix.Stat_t) *fs.Inode {
-	n := &node{rn: rn, kind: kind, pPath: pPath, cPath: cPath}
+	n := &node{rn: rn, kind: kind, pPath: pPath, cPath: cPath, cached: true}
 	mode := st.Mode & syscall.S_IFMT
 	if kind == kindConfig {
 		mode = syscall.S_IFREG
 	}
-	ch := parent.NewInode(ctx, n, fs.StableAttr{Mode: mode, Ino: rn.translateIno(st)})
-	if old, ok := ch.Operations().(*node); ok && old != n {
-		old.setPaths(pPath, cPath)
-	}
-	return ch
+	return parent.NewInode(ctx, n, fs.StableAttr{Mode: mode, Ino: rn.translateIno(st)})
 }
 
 // Lookup finds name in the view directory n.
@@ -129,7 +166,10 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Lookup", &errno)
 	rn.enter("Lookup")
-	pDir, cDir := n.paths()
+	pDir, cDir, err := n.paths()
+	if err != nil {
+		return nil, rn.errno("Lookup", err)
+	}
 	dirfd, err := rn.openDir(pDir)
 	if err != nil {
 		return nil, rn.errno("Lookup", err)
@@ -146,10 +186,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 	cPath := joinPath(cDir, name)
 	switch r.kind {
 	case entryDirIV:
-		v := &virtualNode{rn: rn, srcPath: pDir, ino: rn.dirIVIno(&dirSt),
-			content: nametransform.PathIV(cDir, nametransform.PurposeDirIV)}
-		v.fillAttr(&dirSt, &out.Attr)
-		return n.NewInode(ctx, v, fs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
+		return rn.newVirtual(ctx, n.EmbeddedInode(), rn.dirIVIno(&dirSt), nil, "", &dirSt, &out.Attr), 0
 	case entryNameFile:
 		pPath := joinPath(pDir, r.pName)
 		var st unix.Stat_t
@@ -159,9 +196,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 		if rn.excluded(pPath, st.Mode&syscall.S_IFMT == syscall.S_IFDIR) {
 			return nil, syscall.EPERM
 		}
-		v := &virtualNode{rn: rn, srcPath: pPath, ino: rn.nameFileIno(cPath), content: []byte(r.enc)}
-		v.fillAttr(&st, &out.Attr)
-		return n.NewInode(ctx, v, fs.StableAttr{Mode: syscall.S_IFREG, Ino: v.ino}), 0
+		return rn.newVirtual(ctx, n.EmbeddedInode(), rn.nameFileIno(cPath), []byte(r.enc), pPath, &st, &out.Attr), 0
 	}
 	pPath := joinPath(pDir, r.pName)
 	var st unix.Stat_t
@@ -188,7 +223,10 @@ func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errn
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Readdir", &errno)
 	rn.enter("Readdir")
-	pDir, cDir := n.paths()
+	pDir, cDir, err := n.paths()
+	if err != nil {
+		return nil, rn.errno("Readdir", err)
+	}
 	fd, err := rn.openDir(pDir)
 	if err != nil {
 		return nil, rn.errno("Readdir", err)
@@ -246,7 +284,10 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 			return rn.errno("Getattr", err)
 		}
 	} else {
-		pPath, _ := n.paths()
+		pPath, _, err := n.paths()
+		if err != nil {
+			return rn.errno("Getattr", err)
+		}
 		if err := rn.lstat(pPath, &st); err != nil {
 			return rn.errno("Getattr", err)
 		}
@@ -273,9 +314,12 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	if n.kind != kindFile && n.kind != kindConfig {
 		return nil, 0, syscall.EPERM
 	}
-	pPath, cPath := n.paths()
+	pPath, cPath, err := n.paths()
+	if err != nil {
+		return nil, 0, rn.errno("Open", err)
+	}
 	var fd int
-	err := rn.at(pPath, func(dirfd int, name string) error {
+	err = rn.at(pPath, func(dirfd int, name string) error {
 		var err error
 		// O_NONBLOCK: if a fifo was swapped in, do not hang on it.
 		fd, err = syscallcompat.Openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
@@ -307,9 +351,12 @@ func (n *node) Readlink(ctx context.Context) (target []byte, errno syscall.Errno
 	if n.kind != kindSymlink {
 		return nil, syscall.EINVAL
 	}
-	pPath, cPath := n.paths()
+	pPath, cPath, err := n.paths()
+	if err != nil {
+		return nil, rn.errno("Readlink", err)
+	}
 	var plain string
-	err := rn.at(pPath, func(dirfd int, name string) error {
+	err = rn.at(pPath, func(dirfd int, name string) error {
 		var err error
 		plain, err = syscallcompat.Readlinkat(dirfd, name)
 		return err
@@ -356,9 +403,12 @@ func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 			return 0, syscall.ENODATA
 		}
 	}
-	pPath, cPath := n.paths()
+	pPath, cPath, err := n.paths()
+	if err != nil {
+		return 0, rn.errno("Getxattr", err)
+	}
 	var val []byte
-	err := rn.withPathFd(pPath, func(fd int) error {
+	err = rn.withPathFd(pPath, func(fd int) error {
 		var err error
 		val, err = syscallcompat.FgetxattrAll(fd, plainName)
 		return err
@@ -385,9 +435,12 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (size uint32, errno s
 	if rn.args.NoXattr || n.kind == kindConfig {
 		return 0, 0
 	}
-	pPath, _ := n.paths()
+	pPath, _, err := n.paths()
+	if err != nil {
+		return 0, rn.errno("Listxattr", err)
+	}
 	var names []string
-	err := rn.withPathFd(pPath, func(fd int) error {
+	err = rn.withPathFd(pPath, func(fd int) error {
 		var err error
 		names, err = syscallcompat.FlistxattrAll(fd)
 		return err

@@ -50,30 +50,42 @@ func (rn *RootNode) EncryptPath(plainPath string) (string, error) {
 func (rn *RootNode) DecryptPath(cipherPath string) (string, error) {
 	var cDir, pDir string
 	for _, comp := range cleanRel(cipherPath) {
-		var r resolved
-		var err error
-		if nametransform.IsLongContent(comp) || nametransform.IsLongNameFile(comp) {
-			err = rn.at(pDir, func(dirfd int, name string) error {
-				fd, err := syscallcompat.OpenDirAt(dirfd, name)
-				if err != nil {
-					return err
-				}
-				defer syscallcompat.Close(fd)
-				r, err = rn.resolveName(fd, pDir, cDir, comp, false)
-				return err
-			})
-		} else {
-			r, err = rn.resolveName(-1, pDir, cDir, comp, false)
-		}
+		pName, err := rn.plainName(pDir, cDir, comp)
 		if err != nil {
 			return "", fmt.Errorf("DecryptPath %q: %w", cipherPath, err)
 		}
-		switch r.kind {
-		case entryDirIV, entryNameFile:
-			return "", fmt.Errorf("DecryptPath %q: %q is a virtual file: %w", cipherPath, comp, syscall.ENOENT)
-		}
 		cDir = joinPath(cDir, comp)
-		pDir = joinPath(pDir, r.pName)
+		pDir = joinPath(pDir, pName)
 	}
 	return pDir, nil
+}
+
+// plainName returns the plaintext name of the view entry name in the
+// directory (pDir, cDir). Only hashed long names need the plaintext
+// directory (to find the entry whose name hashes to it). Virtual files have
+// no plaintext name (ENOENT).
+func (rn *RootNode) plainName(pDir, cDir, name string) (string, error) {
+	var r resolved
+	var err error
+	if !rn.nt.PlaintextNames() && (nametransform.IsLongContent(name) || nametransform.IsLongNameFile(name)) {
+		err = rn.at(pDir, func(dirfd int, dname string) error {
+			fd, err := syscallcompat.OpenDirAt(dirfd, dname)
+			if err != nil {
+				return err
+			}
+			defer syscallcompat.Close(fd)
+			r, err = rn.resolveName(fd, pDir, cDir, name, false)
+			return err
+		})
+	} else {
+		r, err = rn.resolveName(-1, pDir, cDir, name, false)
+	}
+	if err != nil {
+		return "", err
+	}
+	switch r.kind {
+	case entryDirIV, entryNameFile:
+		return "", fmt.Errorf("%q is a virtual file: %w", name, syscall.ENOENT)
+	}
+	return r.pName, nil
 }

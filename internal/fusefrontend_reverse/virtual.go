@@ -2,6 +2,7 @@ package fusefrontend_reverse
 
 import (
 	"context"
+	"fmt"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -9,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/fuseutil"
+	"gocryptfs/internal/nametransform"
 )
 
 // virtualMode is the mode of gocryptfs.diriv and .name files in the view.
@@ -22,14 +24,19 @@ const virtualTimeOffset = 10
 // pathiv(dir, "DIRIV")) or a gocryptfs.longname.<hash>.name (content: the
 // full encrypted name). Owner and timestamps come from a plaintext entry:
 // the directory, or the hashed entry.
+//
+// A .name file's inode number is tied to its ciphertext path, so its
+// content and source never change. A gocryptfs.diriv keeps the inode
+// number of its directory's across renames in PLAINDIR, so it derives
+// content and source from its parent's current paths instead.
 type virtualNode struct {
 	fs.Inode
 
-	rn      *RootNode
+	rn  *RootNode
+	ino uint64
+	// content and srcPath of a .name file; nil content means diriv.
 	content []byte
-	// srcPath is the plaintext entry whose owner and times are shown.
 	srcPath string
-	ino     uint64
 }
 
 var (
@@ -42,13 +49,47 @@ var (
 	_ fs.NodeSetattrer   = (*virtualNode)(nil)
 )
 
+// newVirtual returns the inode of a virtual file below parent: a .name
+// file with the given content and source entry, or, with nil content, the
+// directory's gocryptfs.diriv.
+func (rn *RootNode) newVirtual(ctx context.Context, parent *fs.Inode, ino uint64, content []byte, srcPath string, src *unix.Stat_t, out *fuse.Attr) *fs.Inode {
+	v := &virtualNode{rn: rn, ino: ino, content: content, srcPath: srcPath}
+	ch := parent.NewInode(ctx, v, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino})
+	size := len(content)
+	if content == nil {
+		size = nametransform.DirIVLen
+	}
+	v.fillAttr(src, size, out)
+	return ch
+}
+
+// get returns the current content and source path.
+func (v *virtualNode) get() ([]byte, string, error) {
+	if v.content != nil {
+		return v.content, v.srcPath, nil
+	}
+	_, parent := v.Parent()
+	if parent == nil {
+		return nil, "", fmt.Errorf("%s without directory: %w", nametransform.DirIVFilename, syscall.ESTALE)
+	}
+	pn, ok := parent.Operations().(pathNode)
+	if !ok {
+		return nil, "", fmt.Errorf("parent of %s is not a directory node: %w", nametransform.DirIVFilename, syscall.EIO)
+	}
+	pDir, cDir, err := pn.paths()
+	if err != nil {
+		return nil, "", err
+	}
+	return nametransform.PathIV(cDir, nametransform.PurposeDirIV), pDir, nil
+}
+
 // fillAttr derives the attributes from the stat result of the source entry.
-func (v *virtualNode) fillAttr(src *unix.Stat_t, out *fuse.Attr) {
+func (v *virtualNode) fillAttr(src *unix.Stat_t, size int, out *fuse.Attr) {
 	fuseutil.AttrFromStat(src, out)
 	out.Ino = v.ino
 	out.Mode = virtualMode
 	out.Nlink = 1
-	out.Size = uint64(len(v.content))
+	out.Size = uint64(size)
 	out.Blocks = (out.Size + 511) / 512
 	out.Rdev = 0
 	out.Mtime += virtualTimeOffset
@@ -60,31 +101,42 @@ func (v *virtualNode) fillAttr(src *unix.Stat_t, out *fuse.Attr) {
 func (v *virtualNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) (errno syscall.Errno) {
 	defer fuseutil.Recover(v.rn.log, "Getattr", &errno)
 	v.rn.enter("Getattr")
-	var st unix.Stat_t
-	if err := v.rn.lstat(v.srcPath, &st); err != nil {
+	content, srcPath, err := v.get()
+	if err != nil {
 		return v.rn.errno("Getattr", err)
 	}
-	v.fillAttr(&st, &out.Attr)
+	var st unix.Stat_t
+	if err := v.rn.lstat(srcPath, &st); err != nil {
+		return v.rn.errno("Getattr", err)
+	}
+	v.fillAttr(&st, len(content), &out.Attr)
 	return 0
 }
 
-// Open allows reading only; the content is served from memory.
+// Open allows reading only; the content is served from memory. The page
+// cache is not kept across opens, since a rename in PLAINDIR can change
+// the content.
 func (v *virtualNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	return nil, fuse.FOPEN_KEEP_CACHE, 0
+	return nil, 0, 0
 }
 
 // Read copies from the in-memory content.
-func (v *virtualNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+func (v *virtualNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (res fuse.ReadResult, errno syscall.Errno) {
+	defer fuseutil.Recover(v.rn.log, "Read", &errno)
 	if off < 0 {
 		return nil, syscall.EINVAL
 	}
-	if off >= int64(len(v.content)) {
+	content, _, err := v.get()
+	if err != nil {
+		return nil, v.rn.errno("Read", err)
+	}
+	if off >= int64(len(content)) {
 		return fuse.ReadResultData(nil), 0
 	}
-	n := copy(dest, v.content[off:])
+	n := copy(dest, content[off:])
 	return fuse.ReadResultData(dest[:n]), 0
 }
 
