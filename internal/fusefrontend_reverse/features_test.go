@@ -3,6 +3,7 @@ package fusefrontend_reverse
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -346,5 +347,59 @@ func TestRenameWhileMounted(t *testing.T) {
 	}
 	if bytes.Equal(before, read(m, rn, "b/gocryptfs.diriv")) {
 		t.Error("directory IV did not change with the path")
+	}
+}
+
+// TestConcurrentAccess reads, lists and stats the view from several
+// goroutines at once (run with -race).
+func TestConcurrentAccess(t *testing.T) {
+	plain := makeTV14(t)
+	big := make([]byte, 2<<20+77)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	mustWriteFile(t, filepath.Join(plain, "big"), big)
+	m, rn := mountReverse(t, tv14Config(), Args{PlainDir: plain})
+	enc, err := rn.EncryptPath("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := os.ReadFile(m.path(enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			f, err := os.Open(m.path(enc))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer f.Close()
+			for i := range 30 {
+				off := (g*7919 + i*104729) % len(whole)
+				buf := make([]byte, 1+(i*4099)%300000)
+				n, _ := f.ReadAt(buf, int64(off))
+				if !bytes.Equal(buf[:n], whole[off:min(off+len(buf), len(whole))]) {
+					errs <- fmt.Errorf("goroutine %d: ReadAt(%d, %d) mismatch", g, off, len(buf))
+					return
+				}
+				if _, err := os.ReadDir(m.mnt); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := os.Lstat(m.path("7s5GSiP46Ev-749M2p4GuA/gocryptfs.diriv")); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
