@@ -344,6 +344,11 @@ func doMount(e *env, a *argContainer) error {
 	defer cc.Wipe()
 	defer rn.Close()
 
+	// Catch SIGINT/SIGTERM before the mount appears, so that a signal sent
+	// as soon as the mount is visible still leads to a clean unmount.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	srv, err := fs.Mount(a.mountpoint, rn, fuseOptions(a, readOnly))
 	if err != nil {
 		return exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)
@@ -361,9 +366,6 @@ func doMount(e *env, a *argContainer) error {
 
 	interrupted := make(chan struct{})
 	var gotSignal atomic.Bool
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	go func() {
 		s, ok := <-sigs
 		if !ok {
