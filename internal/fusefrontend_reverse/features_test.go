@@ -403,3 +403,30 @@ func TestConcurrentAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigHardLink: a hard link to .gocryptfs.reverse.conf elsewhere is
+// an ordinary encrypted file; it is never confused with gocryptfs.conf.
+func TestConfigHardLink(t *testing.T) {
+	plain := makeTV14(t)
+	if err := os.Link(filepath.Join(plain, ReverseConfName), filepath.Join(plain, "dir1", "cfglink")); err != nil {
+		t.Fatal(err)
+	}
+	m, rn := mountReverse(t, tv14Config(), Args{PlainDir: plain})
+	enc, err := rn.EncryptPath("dir1/cfglink")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // both orders of first access
+		for _, p := range []string{enc, "gocryptfs.conf"} {
+			b, err := os.ReadFile(m.path(p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := string(b) == tv14Conf
+			if raw != (p == "gocryptfs.conf") || (!raw && len(b) != contentenc.HeaderLen+len(tv14Conf)+32) {
+				t.Errorf("%s: %d bytes, raw config: %v", p, len(b), raw)
+			}
+		}
+		time.Sleep(1100 * time.Millisecond)
+	}
+}

@@ -154,11 +154,11 @@ func (rn *RootNode) fillAttr(kind nodeKind, st *unix.Stat_t, out *fuse.Attr) {
 // new paths through the tree.
 func (rn *RootNode) newChild(ctx context.Context, parent *fs.Inode, kind nodeKind, pPath, cPath string, st *unix.Stat_t) *fs.Inode {
 	n := &node{rn: rn, kind: kind, pPath: pPath, cPath: cPath, cached: true}
-	mode := st.Mode & syscall.S_IFMT
+	id := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: rn.translateIno(st)}
 	if kind == kindConfig {
-		mode = syscall.S_IFREG
+		id.Gen = configGen
 	}
-	return parent.NewInode(ctx, n, fs.StableAttr{Mode: mode, Ino: rn.translateIno(st)})
+	return parent.NewInode(ctx, n, id)
 }
 
 // Lookup finds name in the view directory n.
@@ -260,7 +260,7 @@ func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errn
 			rn.log.Warn("Readdir: cannot encrypt name, skipping it", "dir", pDir, "name", e.Name, "err", err)
 			continue
 		}
-		ino := rn.inos.Translate(inoOf(&dirSt, e.Ino))
+		ino := rn.inos.Translate(inomap.QIno{Dev: dirSt.Dev, Ino: e.Ino})
 		out = append(out, fuse.DirEntry{Name: stored, Mode: typ, Ino: ino})
 		if long {
 			nf := nametransform.LongNameFilename(stored)
@@ -478,10 +478,4 @@ func (rn *RootNode) statfs(out *fuse.StatfsOut) (errno syscall.Errno) {
 	}
 	fuseutil.StatfsFromUnix(&st, out)
 	return 0
-}
-
-// inoOf builds the inomap key of a directory entry from its directory's
-// device and the entry's inode number.
-func inoOf(dirSt *unix.Stat_t, ino uint64) inomap.QIno {
-	return inomap.QIno{Dev: dirSt.Dev, Ino: ino}
 }

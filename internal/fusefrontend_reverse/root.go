@@ -45,8 +45,18 @@ import (
 const ReverseConfName = ".gocryptfs.reverse.conf"
 
 // tagDirIV is the inomap tag of the virtual gocryptfs.diriv files: their
-// inode number is derived from the directory's.
+// inode number is derived from the directory's. NewRootNode reserves the
+// first namespace for it on the root device, so that (as observed with the
+// reference, FORMAT.md 10) a diriv is numbered 2^48 + directory inode
+// whatever else is seen first.
 const tagDirIV inomap.Tag = 1
+
+// configGen is the go-fuse generation of the gocryptfs.conf node. The node
+// shows the inode number of .gocryptfs.reverse.conf, like the reference,
+// but must never be merged with a hard link to that file elsewhere in
+// PLAINDIR (which shows encrypted content): go-fuse merges nodes only when
+// inode number and generation are equal.
+const configGen = 1
 
 // maxLongNameCache bounds the hashed-name cache; it is simply emptied when
 // full (entries are cheap to recompute).
@@ -185,6 +195,7 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		longNames:     make(map[string]string),
 	}
 	rn.node = node{rn: rn, kind: kindDir}
+	rn.inos.Translate(inomap.QIno{Dev: st.Dev, Tag: tagDirIV})
 	return rn, nil
 }
 
