@@ -5,17 +5,8 @@ package main
 // implementation in is a one-line change.
 
 import (
-	"fmt"
-
 	"gocryptfs/internal/exitcodes"
 )
-
-// runSpeed implements -speed (CLI.md 6.3).
-// HOOK: replace the body with a call into internal/speed once it exists.
-func runSpeed(e *env) error {
-	fmt.Fprintln(e.stdout, versionLine())
-	return exitcodes.Errorf(exitcodes.Usage, "-speed is not implemented yet")
-}
 
 // fsckHook implements -fsck (CLI.md 6.5).
 // HOOK: not implemented yet.
