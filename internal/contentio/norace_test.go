@@ -1,0 +1,5 @@
+//go:build !race
+
+package contentio
+
+const raceEnabled = false

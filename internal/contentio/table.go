@@ -1,0 +1,104 @@
+package contentio
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"gocryptfs/internal/contentenc"
+)
+
+// Table is the table of open backing inodes. All Files of one inode (opened
+// several times, or through hard links) share one entry, keyed by the
+// device and inode number of the backing file, so that they share the
+// content lock and agree on one file ID. One Table serves one mount; it is
+// safe for concurrent use. The zero value is not usable; call NewTable.
+//
+// Every access to the contents of a backing file whose inode is open must
+// go through Files of the same Table: the cached file ID and the locking
+// are only valid under that rule.
+type Table struct {
+	mu      sync.Mutex
+	entries map[inodeKey]*entry
+}
+
+// NewTable returns an empty table.
+func NewTable() *Table {
+	return &Table{entries: make(map[inodeKey]*entry)}
+}
+
+// Len returns the number of inodes that currently have open Files, for
+// tests and diagnostics.
+func (t *Table) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.entries)
+}
+
+type inodeKey struct {
+	dev, ino uint64
+}
+
+// entry is the state shared by all Files of one backing inode.
+type entry struct {
+	key  inodeKey
+	refs int // guarded by Table.mu
+
+	// content serializes access to the file contents: ReadAt, Size,
+	// SeekData/SeekHole and Verify share it; WriteAt, Truncate and
+	// Allocate hold it exclusively.
+	content sync.RWMutex
+
+	// idMu guards id and idOK. Writers change them while holding content
+	// exclusively; readers (holding content shared) may fill an empty cache
+	// from disk, which is why a separate mutex is needed.
+	idMu sync.Mutex
+	id   [contentenc.FileIDLen]byte
+	idOK bool
+
+	// loggedCorrupt and warnedSize make corruption reports and size
+	// warnings appear once per inode instead of once per read or stat.
+	loggedCorrupt atomic.Bool
+	warnedSize    atomic.Bool
+	// preallocUnsupported remembers that the backing filesystem rejected
+	// fallocate, so that later writes do not retry it.
+	preallocUnsupported atomic.Bool
+}
+
+// acquire returns the entry for key with its reference count raised.
+func (t *Table) acquire(key inodeKey) *entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := t.entries[key]
+	if e == nil {
+		e = &entry{key: key}
+		t.entries[key] = e
+	}
+	e.refs++
+	return e
+}
+
+// release drops one reference and forgets the entry when it was the last,
+// so that a new file that reuses the inode number starts fresh.
+func (t *Table) release(e *entry) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e.refs--
+	if e.refs == 0 {
+		delete(t.entries, e.key)
+	}
+}
+
+// cachedID returns the cached file ID, if any.
+func (e *entry) cachedID() (id [contentenc.FileIDLen]byte, ok bool) {
+	e.idMu.Lock()
+	id, ok = e.id, e.idOK
+	e.idMu.Unlock()
+	return id, ok
+}
+
+// setID caches id (ok=true) or forgets the cached one (ok=false).
+func (e *entry) setID(id [contentenc.FileIDLen]byte, ok bool) {
+	e.idMu.Lock()
+	e.id, e.idOK = id, ok
+	e.idMu.Unlock()
+}
