@@ -189,7 +189,7 @@ func (f *fsys) populate() {
 	f.file("one", []byte("a"), 0)
 	f.file("f4096", []byte(strings.Repeat("x", 4096)), 0)
 	f.file("f10000", []byte(strings.Repeat("y", 10000)), 0)
-	f.file("hole", nil, 3*4096+7)       // holes, then a real last block
+	f.file("hole", nil, 3*4096+7)      // holes, then a real last block
 	f.file("alignedhole", nil, 2*4096) // holes only
 	f.mkdir("dir1")
 	f.mkdir("dir1/sub")
