@@ -7,13 +7,12 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
-	"runtime"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jacobsa/crypto/siv"
-	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/benchutil"
 )
 
 func sivRand(n int) []byte {
@@ -207,7 +206,7 @@ func BenchmarkSIV(b *testing.B) {
 			{"Open/jacobsa", func() { siv.Decrypt(key, ct, [][]byte{ad, nonce}) }},
 		}
 		for _, c := range cases {
-			b.Run(fmt.Sprintf("%s/%d", c.name, size), func(b *testing.B) { loopCPU(b, size, c.f) })
+			b.Run(fmt.Sprintf("%s/%d", c.name, size), func(b *testing.B) { benchutil.LoopCPU(b, size, c.f) })
 		}
 	}
 }
@@ -251,33 +250,5 @@ func TestSIVWithoutGCMCTR(t *testing.T) {
 		if got := a.Seal(nil, nonce, pt, ad); !bytes.Equal(got, want) {
 			t.Fatalf("n=%d: differs from jacobsa", n)
 		}
-	}
-}
-
-// threadCPU returns the CPU time consumed by the calling OS thread.
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
-}
-
-// loopCPU runs f in a b.Loop with the goroutine locked to its thread and
-// reports, besides the usual wall-clock MB/s, "cpuMB/s": throughput per CPU
-// second of that thread (cgo calls run on it too). On a machine shared with
-// other work the wall-clock figure swings with the load; the CPU-time one
-// much less.
-func loopCPU(b *testing.B, size int, f func()) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	c0 := threadCPU()
-	for b.Loop() {
-		f()
-	}
-	if c := threadCPU() - c0; c > 0 {
-		b.ReportMetric(float64(size)*float64(b.N)/c.Seconds()/1e6, "cpuMB/s")
 	}
 }

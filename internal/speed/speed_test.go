@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"gocryptfs/internal/benchutil"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/stupidgcm"
 )
@@ -136,7 +137,7 @@ func benchAll(b *testing.B, seal bool) {
 		sealedBig := stupidgcm.SealBatch(a, nil, nonces, big, BlockSize, 0, fid)
 		out := make([]byte, 0, len(sealedBig))
 		run := func(name string, size int, f func()) {
-			b.Run(be.Name+"/"+name, func(b *testing.B) { loopCPU(b, size, f) })
+			b.Run(be.Name+"/"+name, func(b *testing.B) { benchutil.LoopCPU(b, size, f) })
 		}
 		check := func(err error) {
 			if err != nil {

@@ -6,6 +6,8 @@ import (
 	"crypto/cipher"
 	"fmt"
 	"testing"
+
+	"gocryptfs/internal/benchutil"
 )
 
 func hchacha20(key, nonce []byte) []byte {
@@ -40,7 +42,7 @@ func BenchmarkContexts(b *testing.B) {
 					defer a.Wipe()
 					nonce, ad, pt := make([]byte, a.NonceSize()), make([]byte, 24), make([]byte, size)
 					buf := make([]byte, 0, size+16)
-					loopCPU(b, size, func() { a.Seal(buf, nonce, pt, ad) })
+					benchutil.LoopCPU(b, size, func() { a.Seal(buf, nonce, pt, ad) })
 				})
 			}
 		}
@@ -78,10 +80,10 @@ func BenchmarkBatch(b *testing.B) {
 					impl = loopOnly{a}
 				}
 				b.Run(fmt.Sprintf("%s/Seal/%d/%s", al.name, bs, mode), func(b *testing.B) {
-					loopCPU(b, len(pt), func() { SealBatch(impl, out[:0], nonces, pt, bs, 0, fid) })
+					benchutil.LoopCPU(b, len(pt), func() { SealBatch(impl, out[:0], nonces, pt, bs, 0, fid) })
 				})
 				b.Run(fmt.Sprintf("%s/Open/%d/%s", al.name, bs, mode), func(b *testing.B) {
-					loopCPU(b, len(pt), func() {
+					benchutil.LoopCPU(b, len(pt), func() {
 						if _, err := OpenBatch(impl, out[:0], ct, bs, 0, fid); err != nil {
 							b.Fatal(err)
 						}
