@@ -38,6 +38,9 @@ func openForRead(t testing.TB, size int) (*fileHandle, []byte) {
 // TestReadAllocations: the read path allocates a constant number of small
 // objects per request, independent of how many blocks it covers.
 func TestReadAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful with -race")
+	}
 	f, _ := openForRead(t, 4<<20)
 	allocs := func(n int) float64 {
 		dest := make([]byte, n)

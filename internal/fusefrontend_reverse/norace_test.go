@@ -1,0 +1,5 @@
+//go:build !race
+
+package fusefrontend_reverse
+
+const raceEnabled = false
