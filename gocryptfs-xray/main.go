@@ -1,0 +1,155 @@
+// Command gocryptfs-xray is the companion tool of gocryptfs (CLI.md section
+// 9). It inspects the block structure of a ciphertext file without any key,
+// prints the master key of a config file after asking for the password
+// (-dumpmasterkey), and translates paths through the control socket of a
+// running mount (-encrypt-paths, -decrypt-paths).
+//
+// main is the only function that calls os.Exit; everything else returns an
+// exit code so that the tool can be tested in-process.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+)
+
+// Stamped by build.bash with -ldflags "-X main.gitVersion=... -X main.buildDate=...",
+// the same variables as in the gocryptfs binary. Only the linker writes them.
+var (
+	gitVersion = ""
+	buildDate  = "0000-00-00"
+)
+
+// Exit codes (CLI.md section 7).
+const (
+	exitOK         = 0
+	exitUsage      = 1
+	exitLoadConf   = 8  // -dumpmasterkey: password incorrect / cannot unlock
+	exitPassword   = 9  // password could not be read
+	exitOther      = 11 // config missing or unparsable
+	exitInvalidCfg = 27 // config refused by validation
+	exitFIDO2      = 31
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// options are the parsed command-line flags.
+type options struct {
+	dumpMasterKey, encryptPaths, decryptPaths bool
+	sep0, aessiv, xchacha, version            bool
+	fido2                                     string
+}
+
+// programVersion returns the stamped version, else the VCS revision the Go
+// toolchain recorded, else a hint to use build.bash.
+func programVersion() string {
+	if gitVersion != "" {
+		return gitVersion
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 7 {
+				return "dev-" + s.Value[:7]
+			}
+		}
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+	}
+	return "[GitVersion not set - please compile using ./build.bash]"
+}
+
+func versionLine() string {
+	return fmt.Sprintf("gocryptfs-xray %s; %s %s %s/%s",
+		programVersion(), buildDate, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+const usageText = `Usage: gocryptfs-xray [OPTIONS] FILE
+
+Inspect a ciphertext file (default), dump the master key of a config file
+(-dumpmasterkey), or translate paths through a control socket
+(-encrypt-paths, -decrypt-paths; one path per line on stdin).
+
+Options:
+`
+
+const examplesText = `
+Examples:
+  gocryptfs-xray myfs/mCXnISiv7nEmyc0glGuhTQ
+  gocryptfs-xray -dumpmasterkey myfs/gocryptfs.conf
+  gocryptfs-xray -encrypt-paths myfs.sock < plaintext-paths.txt
+  find . -print0 | gocryptfs-xray -decrypt-paths -0 myfs.sock
+`
+
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("gocryptfs-xray", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&o.dumpMasterKey, "dumpmasterkey", false, "Decrypt and dump the master key of the config FILE")
+	fs.BoolVar(&o.encryptPaths, "encrypt-paths", false, "Encrypt file paths read from stdin using the control socket FILE")
+	fs.BoolVar(&o.decryptPaths, "decrypt-paths", false, "Decrypt file paths read from stdin using the control socket FILE")
+	fs.BoolVar(&o.sep0, "0", false, "Use \\0 instead of \\n as the separator of -encrypt-paths/-decrypt-paths input and output")
+	fs.BoolVar(&o.aessiv, "aessiv", false, "Assume AES-SIV mode when inspecting a file")
+	fs.BoolVar(&o.xchacha, "xchacha", false, "Assume XChaCha20-Poly1305 mode when inspecting a file (-aessiv wins if both are given)")
+	fs.StringVar(&o.fido2, "fido2", "", "Protect the master key using the FIDO2 token at this device path (for -dumpmasterkey)")
+	fs.BoolVar(&o.version, "version", false, "Print version information")
+	return fs
+}
+
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, versionLine())
+	fmt.Fprint(w, usageText)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprint(w, examplesText)
+}
+
+// run executes the command line argv and returns the exit code.
+func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var o options
+	fs := newFlagSet(&o, stderr)
+	fs.Usage = func() {}
+	err := fs.Parse(argv[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(stdout, fs)
+		return exitOK
+	}
+	if err != nil {
+		printUsage(stderr, fs)
+		return exitUsage
+	}
+	if o.version {
+		fmt.Fprintln(stdout, versionLine())
+		return exitOK
+	}
+	if fs.NArg() != 1 {
+		printUsage(stderr, fs)
+		return exitUsage
+	}
+	n := 0
+	for _, op := range []bool{o.dumpMasterKey, o.encryptPaths, o.decryptPaths} {
+		if op {
+			n++
+		}
+	}
+	if n > 1 {
+		fmt.Fprintf(stderr, "fatal: %d operations were requested\n", n)
+		return exitUsage
+	}
+	file := fs.Arg(0)
+	switch {
+	case o.dumpMasterKey:
+		return dumpMasterKey(file, o.fido2, stdin, stdout, stderr)
+	case o.encryptPaths:
+		return transformPaths(file, true, o.sep0, stdin, stdout, stderr)
+	case o.decryptPaths:
+		return transformPaths(file, false, o.sep0, stdin, stdout, stderr)
+	}
+	return inspect(file, algoFor(o), stdout, stderr)
+}

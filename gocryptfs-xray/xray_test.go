@@ -1,0 +1,387 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/ctlsock"
+	"gocryptfs/internal/fusefrontend"
+	"gocryptfs/internal/nametransform"
+)
+
+// mk is the master key of all test vectors (FORMAT.md 12).
+var mk = unhex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+
+func unhex(s string) []byte {
+	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// xray runs the tool in-process.
+func xray(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(append([]string{"gocryptfs-xray"}, args...), strings.NewReader(stdin), &o, &e)
+	return o.String(), e.String(), code
+}
+
+func contentEnc(t *testing.T, c cryptocore.ContentCipher) *contentenc.ContentEnc {
+	t.Helper()
+	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: c, HKDF: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce, err := contentenc.New(cc, contentenc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ce
+}
+
+// buildFile encrypts plain with the given header ID and per-block nonces
+// (the random values recorded in the vectors) and writes it to a file.
+func buildFile(t *testing.T, c cryptocore.ContentCipher, id string, nonces []string, plain []byte) (string, []byte) {
+	t.Helper()
+	ce := contentEnc(t, c)
+	h := contentenc.FileHeader{Version: 2}
+	copy(h.ID[:], unhex(id))
+	out := h.Pack()
+	for i, n := range nonces {
+		blk := plain[i*4096 : min((i+1)*4096, len(plain))]
+		var err error
+		out, err = ce.EncryptBlockNonce(out, blk, uint64(i), h.ID[:], unhex(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p, out
+}
+
+// TestVectorFiles rebuilds the files of TV-7, TV-10 and TV-14 from their
+// recorded headers and nonces, checks the ciphertext against the vectors,
+// and compares the xray output with the reference output byte for byte.
+func TestVectorFiles(t *testing.T) {
+	tv14 := make([]byte, 5000)
+	for i := range tv14 {
+		tv14[i] = byte('A' + i%26)
+	}
+	for _, c := range []struct {
+		name   string
+		cipher cryptocore.ContentCipher
+		id     string
+		nonces []string
+		plain  []byte
+		flags  []string
+		// wantHex is the whole file if known from the vector; wantSHA its
+		// SHA-256 otherwise.
+		wantHex, wantSHA string
+		want             string
+	}{
+		{name: "TV-7 one", cipher: cryptocore.AESGCM, id: "95e7ef1ef9d7205ba8409fa6f9e4ba46",
+			nonces: []string{"9d0df759629108b2575bb1eb01dd67ad"}, plain: []byte("a"),
+			wantHex: "0002 95e7ef1ef9d7205ba8409fa6f9e4ba46 9d0df759629108b2575bb1eb01dd67ad 74 b8c8a3a7c00e246b048bfee30aeda6f6",
+			want: "Header: Version: 2, Id: 95e7ef1ef9d7205ba8409fa6f9e4ba46, assuming AES-GCM-256 mode\n" +
+				"Block  0: IV: 9d0df759629108b2575bb1eb01dd67ad, Tag: b8c8a3a7c00e246b048bfee30aeda6f6, Offset:    18 Len: 33\n"},
+		{name: "TV-7 f4097", cipher: cryptocore.AESGCM, id: "14383a4daf35c95c1f1cbd8afbd1b1ce",
+			nonces: []string{"324face0a5bee907b5b557b9af8bddc8", "f723d9e35e29fa2f3e32bba787718673"},
+			plain:  bytes.Repeat([]byte("z"), 4097),
+			want: "Header: Version: 2, Id: 14383a4daf35c95c1f1cbd8afbd1b1ce, assuming AES-GCM-256 mode\n" +
+				"Block  0: IV: 324face0a5bee907b5b557b9af8bddc8, Tag: 652ed5fc7ba69f6ea670b549116914ce, Offset:    18 Len: 4128\n" +
+				"Block  1: IV: f723d9e35e29fa2f3e32bba787718673, Tag: 0685bd5b73c6da93ea67212c0da2d1a4, Offset:  4146 Len: 33\n"},
+		{name: "TV-7 hello.txt", cipher: cryptocore.AESGCM, id: "420b04fae4bc38a8548393d366b9d635",
+			nonces: []string{"e55fd73199ac809d2617ce9bb26a19c1"}, plain: []byte("hello world\n"),
+			wantHex: "0002 420b04fae4bc38a8548393d366b9d635 e55fd73199ac809d2617ce9bb26a19c1 38544c8e993d38c6691cda11 a7979226216685edf5d656c545c052f0",
+			want: "Header: Version: 2, Id: 420b04fae4bc38a8548393d366b9d635, assuming AES-GCM-256 mode\n" +
+				"Block  0: IV: e55fd73199ac809d2617ce9bb26a19c1, Tag: a7979226216685edf5d656c545c052f0, Offset:    18 Len: 44\n"},
+		{name: "TV-10 xchacha", cipher: cryptocore.XChaCha20Poly1305, id: "d2091d7026e38b4d26924c28843f4902",
+			nonces: []string{"9f51d7b104168e80b58d03147c44e6cfea0f94aa0f40e28d"}, plain: []byte("hello world\n"),
+			flags:   []string{"-xchacha"},
+			wantHex: "0002 d2091d7026e38b4d26924c28843f4902 9f51d7b104168e80b58d03147c44e6cfea0f94aa0f40e28d 0a25c6e06b42a2504d6f2bab 3ce9baa002d31e96f6a2bb7113a9e52d",
+			want: "Header: Version: 2, Id: d2091d7026e38b4d26924c28843f4902, assuming XChaCha20-Poly1305 mode\n" +
+				"Block  0: IV: 9f51d7b104168e80b58d03147c44e6cfea0f94aa0f40e28d, Tag: 3ce9baa002d31e96f6a2bb7113a9e52d, Offset:    18 Len: 52\n"},
+		{name: "TV-10 aessiv", cipher: cryptocore.AESSIV, id: "947625b5739c88c2f50591a452732e6d",
+			nonces: []string{"ee6c6d05a1dce254dc222684ab9b8daa"}, plain: []byte("hello world\n"),
+			flags:   []string{"-aessiv"},
+			wantHex: "0002 947625b5739c88c2f50591a452732e6d ee6c6d05a1dce254dc222684ab9b8daa f18274dc4e75b5d50a3ce2ce7917e321 774369d517dee5b049c7376e",
+			want: "Header: Version: 2, Id: 947625b5739c88c2f50591a452732e6d, assuming AES-SIV-512 mode\n" +
+				"Block  0: IV: ee6c6d05a1dce254dc222684ab9b8daa, Tag: f18274dc4e75b5d50a3ce2ce7917e321, Offset:    18 Len: 44\n"},
+		{name: "TV-14 f5000 aessiv (also given -xchacha: -aessiv wins)", cipher: cryptocore.AESSIV, id: "3305c99eeb95f5b27d13b09aa10d8682",
+			nonces: []string{"e01683d2594243feb1a501820556f035", "e01683d2594243feb1a501820556f036"}, plain: tv14,
+			flags:   []string{"-xchacha", "-aessiv"},
+			wantSHA: "5a86aea2e147d9af23c03dfe27f110bce757a402ccc5de77ea1c2b0e72bd59a2",
+			want: "Header: Version: 2, Id: 3305c99eeb95f5b27d13b09aa10d8682, assuming AES-SIV-512 mode\n" +
+				"Block  0: IV: e01683d2594243feb1a501820556f035, Tag: 6964a31b391a72d2a02afccaa0821c7b, Offset:    18 Len: 4128\n" +
+				"Block  1: IV: e01683d2594243feb1a501820556f036, Tag: 28b0d2c135d4c16fe81abb06205103d3, Offset:  4146 Len: 936\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, data := buildFile(t, c.cipher, c.id, c.nonces, c.plain)
+			if c.wantHex != "" && !bytes.Equal(data, unhex(c.wantHex)) {
+				t.Errorf("ciphertext differs from the vector:\n got  %x\n want %s", data, strings.ReplaceAll(c.wantHex, " ", ""))
+			}
+			if c.wantSHA != "" {
+				if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != c.wantSHA {
+					t.Errorf("SHA-256 %x, want %s", sum, c.wantSHA)
+				}
+			}
+			out, errOut, code := xray(t, "", append(c.flags, p)...)
+			if out != c.want || errOut != "" || code != 0 {
+				t.Errorf("got exit %d, stdout:\n%s\nstderr: %q\nwant:\n%s", code, out, errOut, c.want)
+			}
+		})
+	}
+}
+
+func TestInspectSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	ce := contentEnc(t, cryptocore.AESGCM)
+	id := unhex("00112233445566778899aabbccddeeff")
+	hdr := append([]byte{0, 2}, id...)
+	block := func(no uint64, n int) []byte {
+		b, err := ce.EncryptBlockNonce(nil, bytes.Repeat([]byte{1}, n), no, id, unhex("0102030405060708090a0b0c0d0e0f10"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	hole := make([]byte, 4128)
+	var withHole []byte
+	withHole = append(withHole, hdr...)
+	withHole = append(withHole, hole...)
+	withHole = append(withHole, block(1, 5)...)
+	zeroTag := strings.Repeat("0", 32)
+	for _, c := range []struct {
+		name          string
+		data          []byte
+		flags         []string
+		stdout, errIs string
+		code          int
+	}{
+		{"empty", nil, nil, "empty file\n", "", 0},
+		{"short header", []byte("0123456789"), nil, "", "incomplete file header: read 10 bytes, want 18\n", 1},
+		{"bad header", append([]byte{0, 3}, id...), nil, "", "ParseHeader: invalid version, want=2 have=3. Header hexdump: 0003" + hex.EncodeToString(id) + "\n", 1},
+		{"all-zero header", make([]byte, 18), nil, "", "ParseHeader: header is all-zero", 1},
+		{"header only", hdr, nil, "Header: Version: 2, Id: 00112233445566778899aabbccddeeff, assuming AES-GCM-256 mode\n", "", 0},
+		{"hole", withHole, nil,
+			"Header: Version: 2, Id: 00112233445566778899aabbccddeeff, assuming AES-GCM-256 mode\n" +
+				"Block  0: IV: " + zeroTag + ", Tag: " + zeroTag + ", Offset:    18 Len: 4128\n" +
+				"Block  1: IV: 0102030405060708090a0b0c0d0e0f10, Tag: " + hex.EncodeToString(block(1, 5)[21:]) + ", Offset:  4146 Len: 37\n",
+			"", 0},
+		{"truncated block", append(append([]byte{}, hdr...), block(0, 5)[:32]...), nil,
+			"Header: Version: 2, Id: 00112233445566778899aabbccddeeff, assuming AES-GCM-256 mode\n",
+			"corrupt block: truncated data, len=32\n", 1},
+		{"minimal block", append(append([]byte{}, hdr...), block(0, 1)...), nil,
+			"Header: Version: 2, Id: 00112233445566778899aabbccddeeff, assuming AES-GCM-256 mode\n" +
+				"Block  0: IV: 0102030405060708090a0b0c0d0e0f10, Tag: " + hex.EncodeToString(block(0, 1)[17:]) + ", Offset:    18 Len: 33\n",
+			"", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
+			os.WriteFile(p, c.data, 0o644)
+			out, errOut, code := xray(t, "", append(c.flags, p)...)
+			if out != c.stdout || !strings.HasPrefix(errOut, c.errIs) || (c.errIs == "") != (errOut == "") || code != c.code {
+				t.Errorf("got exit %d\nstdout: %q\nstderr: %q\nwant exit %d\nstdout: %q\nstderr: %q", code, out, errOut, c.code, c.stdout, c.errIs)
+			}
+		})
+	}
+	if _, errOut, code := xray(t, "", filepath.Join(dir, "nonexistent")); code != 1 || errOut == "" {
+		t.Errorf("nonexistent file: exit %d, %q", code, errOut)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		args    []string
+		code    int
+		stdout  string // prefix
+		stderr  string // substring
+		wantOut bool
+	}{
+		{"no args", nil, 1, "", "Usage: gocryptfs-xray", false},
+		{"two args", []string{"a", "b"}, 1, "", "Usage: gocryptfs-xray", false},
+		{"unknown flag", []string{"-sep", "x", "f"}, 1, "", "flag provided but not defined: -sep", false},
+		{"help", []string{"-h"}, 0, "gocryptfs-xray ", "", true},
+		{"help long", []string{"--help"}, 0, "gocryptfs-xray ", "", true},
+		{"version", []string{"-version"}, 0, "gocryptfs-xray ", "", true},
+		{"two ops", []string{"-dumpmasterkey", "-encrypt-paths", "f"}, 1, "", "fatal: 2 operations were requested\n", false},
+		{"three ops", []string{"-dumpmasterkey", "-encrypt-paths", "--decrypt-paths", "f"}, 1, "", "fatal: 3 operations were requested\n", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := xray(t, "", c.args...)
+			if code != c.code || !strings.HasPrefix(out, c.stdout) || !strings.Contains(errOut, c.stderr) || c.wantOut == (out == "") {
+				t.Errorf("exit %d\nstdout: %q\nstderr: %q", code, out, errOut)
+			}
+		})
+	}
+	out, _, _ := xray(t, "", "-h")
+	for _, w := range []string{"-dumpmasterkey", "-encrypt-paths", "-decrypt-paths", "-0", "-aessiv", "-xchacha", "-fido2", "Examples:"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("-h output lacks %q", w)
+		}
+	}
+	if v, _, _ := xray(t, "", "-version"); strings.Count(v, "\n") != 1 || !strings.Contains(v, "; 0000-00-00 go") {
+		t.Errorf("-version: %q", v)
+	}
+}
+
+// tv1Conf is the config of FORMAT.md 2.2 (TV-1).
+const tv1Conf = `{
+	"Creator": "gocryptfs ref-1a03e99",
+	"EncryptedKey": "HdhoRtHSTviqYGXpGKpVcYgKrPExiL/VxkuhX12tRWxxF3FPSQQo5iUCe7aFGd3yI/INU12Dn+LWoFPRkFJ/Jw==",
+	"ScryptObject": {
+		"Salt": "UsLgvZb3RjlEVoJiL+gMjFiDNONs75BodbnoVXfgWDE=",
+		"N": 1024,
+		"R": 8,
+		"P": 1,
+		"KeyLen": 32
+	},
+	"Version": 2,
+	"FeatureFlags": ["HKDF", "GCMIV128", "DirIV", "EMENames", "LongNames", "Raw64"]
+}
+`
+
+// tv2Conf builds the hand-made configs of TV-2.
+func tv2Conf(flags, encKeyHex string) string {
+	return `{"Creator":"hand","EncryptedKey":"` + base64.StdEncoding.EncodeToString(unhex(encKeyHex)) +
+		`","ScryptObject":{"Salt":"QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8=","N":1024,"R":8,"P":1,"KeyLen":32},` +
+		`"Version":2,"FeatureFlags":[` + flags + `]}`
+}
+
+func TestDumpMasterKey(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(content), 0o600)
+		return p
+	}
+	tv1 := write("tv1.conf", tv1Conf)
+	tv2a := write("tv2a.conf", tv2Conf(`"GCMIV128","DirIV","EMENames","LongNames"`,
+		"a0a1a2a3a4a5a6a7a8a9aaab 71c78ab8c332ceaf178751d2a859b7518ce8dc30bf609bd2055a33305d18f899 4e1266307887c9f5cb35c4b0379230dc"))
+	tv2b := write("tv2b.conf", tv2Conf(`"HKDF","GCMIV128","DirIV","EMENames","LongNames","Raw64"`,
+		"b0b1b2b3b4b5b6b7b8b9babbbcbdbebf ac487236fe541983851209569f5d69e293b91e74f40eb49a0a18e839fc6b6f51 ac0ba28a2526cf21e84a5e0b4cfcc359"))
+	invalid := write("invalid.conf", strings.Replace(tv1Conf, `"Version": 2`, `"Version": 3`, 1))
+	unknownFlag := write("unknown.conf", strings.Replace(tv1Conf, `"Raw64"`, `"Raw64", "Bogus"`, 1))
+	malformed := write("malformed.conf", "{not json")
+	fido := write("fido.conf", strings.Replace(tv1Conf, `"Raw64"]`, `"Raw64", "FIDO2"], "FIDO2": {"CredentialID": "AAAA", "HMACSalt": "AAAA", "AssertOptions": null}`, 1))
+	const key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n"
+	for _, c := range []struct {
+		name, file, stdin string
+		args              []string
+		code              int
+		stdout, stderr    string
+	}{
+		{"TV-1", tv1, "test\n", nil, 0, key, ""},
+		{"TV-1 without newline", tv1, "test", nil, 0, key, ""},
+		{"TV-1 only first line", tv1, "test\nsecond line\n", nil, 0, key, ""},
+		{"TV-2a legacy", tv2a, "test\n", nil, 0, key, ""},
+		{"TV-2b", tv2b, "test\n", nil, 0, key, ""},
+		{"wrong password", tv2b, "wrong\n", nil, 8, "", "Password incorrect.\n"},
+		{"empty password", tv1, "\n", nil, 9, "", "empty"},
+		{"invalid version", invalid, "test\n", nil, 27, "", "unsupported"},
+		{"unknown flag", unknownFlag, "test\n", nil, 27, "", "Bogus"},
+		{"malformed", malformed, "test\n", nil, 11, "", "Cannot open config file"},
+		{"missing", filepath.Join(dir, "nonexistent"), "test\n", nil, 11, "", "no such file"},
+		{"fido2 without -fido2", fido, "test\n", nil, 1, "", "-fido2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := xray(t, c.stdin, append(append([]string{"-dumpmasterkey"}, c.args...), c.file)...)
+			if code != c.code || out != c.stdout || !strings.Contains(errOut, c.stderr) || (c.stderr == "") != (errOut == "") {
+				t.Errorf("exit %d (want %d)\nstdout: %q (want %q)\nstderr: %q (want %q)", code, c.code, out, c.stdout, errOut, c.stderr)
+			}
+		})
+	}
+}
+
+// tv4Socket serves the TV-4 directory structure (root and dir1 IVs) on a
+// control socket, like a mount of the fwd filesystem would.
+func tv4Socket(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "gocryptfs.diriv"), unhex("64f9baaad0c7f58019d644498392d072"), 0o444)
+	d1 := filepath.Join(dir, "AcJVqps12xZ4feukhiQfOw")
+	os.Mkdir(d1, 0o755)
+	os.WriteFile(filepath.Join(d1, "gocryptfs.diriv"), unhex("9a04a0542483152e05223fd165350d5b"), 0o444)
+	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: cryptocore.AESGCM, HKDF: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt, err := nametransform.New(cc, nametransform.Options{Raw64: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce, err := contentenc.New(cc, contentenc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{CipherDir: dir}, nt, ce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rn.Close() })
+	sock := filepath.Join(t.TempDir(), "fs.sock")
+	s, err := ctlsock.Listen(sock, ctlsock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Serve(rn)
+	t.Cleanup(func() { s.Close() })
+	return sock
+}
+
+func TestPaths(t *testing.T) {
+	sock := tv4Socket(t)
+	for _, c := range []struct {
+		name, stdin    string
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{"spec example", "a\nhello.txt\n", []string{"-encrypt-paths"}, 0,
+			"RstaWk5xuBGCq94EGMhOoQ\n90mGAqBQtvpoJD1knzTcOQ\n", ""},
+		{"last item without newline", "a\nhello.txt", []string{"-encrypt-paths"}, 0,
+			"RstaWk5xuBGCq94EGMhOoQ\n90mGAqBQtvpoJD1knzTcOQ\n", ""},
+		{"no input", "", []string{"-encrypt-paths"}, 0, "", ""},
+		{"decrypt", "RstaWk5xuBGCq94EGMhOoQ\nAcJVqps12xZ4feukhiQfOw/Ot_tHIia9GkSdsBCTPVTug\n", []string{"-decrypt-paths"}, 0,
+			"a\ndir1/file.txt\n", ""},
+		{"-0", "a\x00dir1/file.txt\x00dir1/x", []string{"-encrypt-paths", "-0"}, 0,
+			"RstaWk5xuBGCq94EGMhOoQ\x00AcJVqps12xZ4feukhiQfOw/Ot_tHIia9GkSdsBCTPVTug\x00AcJVqps12xZ4feukhiQfOw/lhjquxQCkzoTjInusT0-iw\x00", ""},
+		{"warning", "/dir1//file.txt\n", []string{"-encrypt-paths"}, 0,
+			"AcJVqps12xZ4feukhiQfOw/Ot_tHIia9GkSdsBCTPVTug\n",
+			"warning at input line 1 \"/dir1//file.txt\": Non-canonical input path '/dir1//file.txt' has been interpreted as 'dir1/file.txt'.\n"},
+		{"errors", "a\nnonexist/abc\n\nhello.txt\nAcJVqps12xZ4feukhiQfOw/gocryptfs.longname.abc\n", []string{"-decrypt-paths"}, 1,
+			"",
+			"error at input line 1 \"a\": errno -1: bad message\n" +
+				"error at input line 2 \"nonexist/abc\": errno -1: bad message\n" +
+				"error at input line 3 \"\": errno -1: empty input\n" +
+				"error at input line 4 \"hello.txt\": errno -1: bad message\n" +
+				"error at input line 5 \"AcJVqps12xZ4feukhiQfOw/gocryptfs.longname.abc\": errno 2: no such file or directory\n"},
+		{"mixed", "a\n/\nhello.txt\n", []string{"-encrypt-paths"}, 1,
+			"RstaWk5xuBGCq94EGMhOoQ\n90mGAqBQtvpoJD1knzTcOQ\n",
+			"error at input line 2 \"/\": errno -1: empty input after canonicalization\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := xray(t, c.stdin, append(c.args, sock)...)
+			if code != c.code || out != c.stdout || errOut != c.stderr {
+				t.Errorf("exit %d (want %d)\nstdout: %q\nwant    %q\nstderr: %q\nwant    %q", code, c.code, out, c.stdout, errOut, c.stderr)
+			}
+		})
+	}
+	if _, errOut, code := xray(t, "a\n", "-encrypt-paths", filepath.Join(t.TempDir(), "nosock")); code != 1 || !strings.Contains(errOut, "connect") {
+		t.Errorf("missing socket: exit %d, %q", code, errOut)
+	}
+}
