@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"gocryptfs/internal/stupidgcm"
 )
 
 const (
@@ -112,9 +114,11 @@ func (ce *ContentEnc) PlainLen(cipherLen int) int {
 // firstBlockNo, as consecutive blocks of DefaultBS bytes (the last one may
 // be shorter) with fresh random nonces, and appends the ciphertext blocks
 // (CipherLen(len(plain)) bytes) to dst. plain must not overlap dst's spare
-// capacity. Large inputs are sealed by several goroutines in parallel. It
-// allocates only if dst lacks capacity, plus a constant few small objects
-// when it goes parallel.
+// capacity. Large inputs are sealed by several goroutines in parallel;
+// with an AEAD that implements stupidgcm.BatchAEAD (the OpenSSL backends)
+// each goroutine seals its share in one batch call. It allocates only if
+// dst lacks capacity, plus a constant few small objects when it goes
+// parallel.
 func (ce *ContentEnc) EncryptBlocks(dst, plain []byte, firstBlockNo uint64, fileID []byte) []byte {
 	return ce.encryptBlocks(dst, plain, firstBlockNo, fileID, nil)
 }
@@ -141,15 +145,6 @@ func (ce *ContentEnc) encryptBlocks(dst, plain []byte, firstBlockNo uint64, file
 	out := dst[:base+total]
 	n := (len(plain) + DefaultBS - 1) / DefaultBS
 
-	// FAST PATH HOOK (stupidgcm batch interface; not wired up until its
-	// OpenSSL backend has landed and been measured): if
-	//   b, ok := ce.aead.(stupidgcm.BatchAEAD)
-	// holds, fill the n nonces (random, or derived from block0IV) into a
-	// scratch buffer and replace the per-block loop below with
-	//   b.SealBatch(dst, nonces, plain, DefaultBS, firstBlockNo, fileID)
-	// which writes the same layout in one cgo call. Splitting the range
-	// over workers still applies, one SealBatch per share.
-
 	w := workers(n)
 	if w == 1 {
 		ce.encryptRange(out[base:], plain, 0, n, firstBlockNo, fileID, block0IV)
@@ -165,6 +160,10 @@ func (ce *ContentEnc) encryptBlocks(dst, plain []byte, firstBlockNo uint64, file
 // block's slice is capped at its exact end, so concurrent calls on disjoint
 // ranges never touch each other's bytes.
 func (ce *ContentEnc) encryptRange(out, plain []byte, lo, hi int, firstBlockNo uint64, fileID, block0IV []byte) {
+	if b, ok := ce.aead.(stupidgcm.BatchAEAD); ok {
+		ce.encryptRangeBatch(b, out, plain, lo, hi, firstBlockNo, fileID, block0IV)
+		return
+	}
 	s := ce.getScratch()
 	for i := lo; i < hi; i++ {
 		p := plain[i*DefaultBS : min((i+1)*DefaultBS, len(plain))]
@@ -185,7 +184,9 @@ func (ce *ContentEnc) encryptRange(out, plain []byte, lo, hi int, firstBlockNo u
 // each, the last one may be shorter) of which the first is block
 // firstBlockNo, and appends the plaintext to dst. Holes decrypt to zeros
 // (see DecryptBlock). ciphertext must not overlap dst's spare capacity.
-// Large inputs are opened by several goroutines in parallel.
+// Large inputs are opened by several goroutines in parallel; with a
+// stupidgcm.BatchAEAD each goroutine opens its share in one batch call per
+// run of blocks between holes.
 //
 // On error (wrapping ErrCorruptBlock, for the lowest-numbered bad block)
 // the result holds dst plus the plaintext of the blocks before the bad one,
@@ -202,14 +203,6 @@ func (ce *ContentEnc) DecryptBlocks(dst, ciphertext []byte, firstBlockNo uint64,
 	base := len(dst)
 	out := dst[:base+total]
 	n := (len(ciphertext) + ce.cipherBS - 1) / ce.cipherBS
-
-	// FAST PATH HOOK (stupidgcm batch interface; see encryptBlocks): with
-	// b, ok := ce.aead.(stupidgcm.BatchAEAD), hand runs of ordinary blocks
-	// to b.OpenBatch(out[base+i*DefaultBS:...], ciphertext[...],
-	// DefaultBS, firstBlockNo+i, fileID). OpenBatch knows nothing of holes
-	// or all-zero nonces, so blocks whose nonce is all zero must still go
-	// through ce.open, and its *stupidgcm.BlockError must be turned into a
-	// *CorruptBlockError.
 
 	bad, err := n, error(nil)
 	w := workers(n)
@@ -245,22 +238,133 @@ func (ce *ContentEnc) DecryptBlocks(dst, ciphertext []byte, firstBlockNo uint64,
 func (ce *ContentEnc) decryptRange(out, ciphertext []byte, lo, hi int, firstBlockNo uint64, fileID []byte) (int, error) {
 	s := ce.getScratch()
 	defer ce.putScratch(s)
+	if b, ok := ce.aead.(stupidgcm.BatchAEAD); ok {
+		return ce.decryptRangeBatch(b, out, ciphertext, lo, hi, firstBlockNo, fileID, s)
+	}
 	for i := lo; i < hi; i++ {
-		c := ciphertext[i*ce.cipherBS : min((i+1)*ce.cipherBS, len(ciphertext))]
-		off := i * DefaultBS
-		plen := DefaultBS
-		if len(c) < ce.cipherBS {
-			plen = max(0, len(c)-ce.overhead)
-		}
-		b := firstBlockNo + uint64(i)
-		p, err := ce.open(out[off:off:off+plen], c, b, fileID, s)
-		if err != nil {
+		if err := ce.decryptOne(out, ciphertext, i, firstBlockNo, fileID, s); err != nil {
 			return i, err
 		}
-		if len(p) != plen || (plen > 0 && &p[0] != &out[off]) {
-			// Only an AEAD that breaks the cipher.AEAD contract gets here.
-			return i, corrupt(b, "AEAD returned %d bytes, want %d in place", len(p), plen)
+	}
+	return hi, nil
+}
+
+// decryptOne opens block i of ciphertext into out (see decryptRange).
+func (ce *ContentEnc) decryptOne(out, ciphertext []byte, i int, firstBlockNo uint64, fileID []byte, s *scratch) error {
+	c := ciphertext[i*ce.cipherBS : min((i+1)*ce.cipherBS, len(ciphertext))]
+	off := i * DefaultBS
+	plen := DefaultBS
+	if len(c) < ce.cipherBS {
+		plen = max(0, len(c)-ce.overhead)
+	}
+	b := firstBlockNo + uint64(i)
+	p, err := ce.open(out[off:off:off+plen], c, b, fileID, s)
+	if err != nil {
+		return err
+	}
+	if len(p) != plen || (plen > 0 && &p[0] != &out[off]) {
+		// Only an AEAD that breaks the cipher.AEAD contract gets here.
+		return corrupt(b, "AEAD returned %d bytes, want %d in place", len(p), plen)
+	}
+	return nil
+}
+
+// The batch paths below serve AEADs that implement stupidgcm.BatchAEAD (the
+// OpenSSL backends), where every Seal or Open is a cgo call: each share of
+// a multi-block call then costs one cgo call instead of one per block. The
+// Go AEADs gain nothing from batching and keep the per-block loops above.
+
+// batchBlocks is the most blocks one batch call seals; it bounds the nonce
+// buffer. A 1 MiB request (PoolBlocks blocks, unaligned) is one call even
+// on a single worker; larger inputs take several.
+const batchBlocks = PoolBlocks
+
+// maxNonceLen is the longest nonce of any content cipher (XChaCha20's).
+const maxNonceLen = 24
+
+// nonceBuf holds the nonces of one batch: they must be gathered in a
+// separate buffer, because SealBatch refuses nonces that overlap its output.
+type nonceBuf [batchBlocks * maxNonceLen]byte
+
+func (ce *ContentEnc) getNonceBuf() *nonceBuf {
+	if nb, ok := ce.nonceBufs.Get().(*nonceBuf); ok {
+		return nb
+	}
+	return new(nonceBuf)
+}
+
+// encryptRangeBatch is encryptRange with one SealBatch call per batchBlocks
+// blocks. The nonces are drawn (or derived) exactly as in the per-block
+// loop, so the output has the same form; each block still gets its own
+// NonceSource.Fill, which guarantees a nonce that is not all zero.
+func (ce *ContentEnc) encryptRangeBatch(b stupidgcm.BatchAEAD, out, plain []byte, lo, hi int, firstBlockNo uint64, fileID, block0IV []byte) {
+	nb := ce.getNonceBuf()
+	nl := ce.nonceLen
+	for i := lo; i < hi; {
+		j := min(hi, i+batchBlocks)
+		nonces := nb[:(j-i)*nl]
+		for k := range j - i {
+			nk := nonces[k*nl : (k+1)*nl]
+			if block0IV == nil {
+				ce.cc.Nonces.Fill(nk)
+			} else {
+				deriveNonce(nk, block0IV, firstBlockNo+uint64(i+k))
+			}
 		}
+		p := plain[i*DefaultBS : min(j*DefaultBS, len(plain))]
+		off := i * ce.cipherBS
+		// Capped at the exact end: concurrent shares never touch each
+		// other's bytes, and SealBatch cannot reallocate.
+		b.SealBatch(out[off:off:off+ce.CipherLen(len(p))], nonces, p, DefaultBS, firstBlockNo+uint64(i), fileID)
+		i = j
+	}
+	ce.nonceBufs.Put(nb)
+}
+
+// batchable reports whether block i of ciphertext can go to OpenBatch: its
+// nonce is not all zero (which marks a hole or a corrupt block, judged by
+// decryptOne) and it is long enough for nonce and tag (only the last block
+// of ciphertext may be shorter than CipherBS). For blocks that are, the two
+// paths produce the same plaintext and the same errors.
+func (ce *ContentEnc) batchable(ciphertext []byte, i int) bool {
+	c := ciphertext[i*ce.cipherBS : min((i+1)*ce.cipherBS, len(ciphertext))]
+	return len(c) >= ce.overhead && !allZero(c[:ce.nonceLen])
+}
+
+// decryptRangeBatch is decryptRange with one OpenBatch call per run of
+// batchable blocks; holes and malformed blocks between the runs go through
+// decryptOne. The scan costs one look at each nonce.
+func (ce *ContentEnc) decryptRangeBatch(b stupidgcm.BatchAEAD, out, ciphertext []byte, lo, hi int, firstBlockNo uint64, fileID []byte, s *scratch) (int, error) {
+	for i := lo; i < hi; {
+		j := i
+		for j < hi && ce.batchable(ciphertext, j) {
+			j++
+		}
+		if j > i {
+			c := ciphertext[i*ce.cipherBS : min(j*ce.cipherBS, len(ciphertext))]
+			off := i * DefaultBS
+			plen := ce.PlainLen(len(c))
+			p, err := b.OpenBatch(out[off:off:off+plen], c, DefaultBS, firstBlockNo+uint64(i), fileID)
+			if err != nil {
+				bad := i
+				if be, ok := err.(*stupidgcm.BlockError); ok {
+					bad += be.Index
+					err = be.Err
+				}
+				return bad, &CorruptBlockError{BlockNo: firstBlockNo + uint64(bad), Err: err}
+			}
+			if len(p) != plen || (plen > 0 && &p[0] != &out[off]) {
+				// Only an AEAD that breaks the BatchAEAD contract gets here.
+				return i, corrupt(firstBlockNo+uint64(i), "batch AEAD returned %d bytes, want %d in place", len(p), plen)
+			}
+		}
+		if j < hi {
+			if err := ce.decryptOne(out, ciphertext, j, firstBlockNo, fileID, s); err != nil {
+				return j, err
+			}
+			j++
+		}
+		i = j
 	}
 	return hi, nil
 }

@@ -89,6 +89,9 @@ type ContentEnc struct {
 	cbufs   sync.Pool // *[]byte, cap cbufCap
 	pbufCap int
 	cbufCap int
+
+	// nonceBufs hands out nonce buffers for the batch paths (blocks.go).
+	nonceBufs sync.Pool // *nonceBuf
 }
 
 // scratch is per-goroutine working memory for sealing/opening.
