@@ -232,7 +232,7 @@ func newFlagSet(a *argContainer) *flagSet {
 	l(&a.excludeFrom, "FILE", "File from which to read exclusion patterns (repeatable)", "exclude-from")
 	b(&a.oneFileSystem, "Don't cross filesystem boundaries (reverse mode)", "one-file-system")
 	b(&a.zerokey, "Use all-zero dummy master key", "zerokey")
-	b(&a.nofail, "Ignored for /etc/fstab compatibility", "nofail")
+	b(&a.nofail, "Ignored for /etc/fstab compatibility", "nofail", "_netdev", "defaults")
 	b(&a.forcedecode, "Obsolete, ignored", "forcedecode")
 
 	// Common.
@@ -337,6 +337,9 @@ func (fs *flagSet) parse(args []string, a *argContainer) error {
 		}
 		name, value, hasValue := strings.Cut(arg[2:], "=")
 		d, ok := fs.byName[name]
+		if !ok && strings.HasPrefix(name, "x-") {
+			continue // fstab/systemd options (x-systemd.automount, ...) are ignored (CLI.md 5.4)
+		}
 		if !ok {
 			return fmt.Errorf("unknown flag: --%s", name)
 		}

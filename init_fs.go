@@ -34,10 +34,6 @@ func initFS(e *env, a *argContainer) error {
 	} else if err := checkDirEmpty(a.cipherdir); err != nil {
 		return exitcodes.Errorf(exitcodes.CipherDir, "Invalid cipherdir: %v", err)
 	}
-	if a.fido2 != "" {
-		// Hook: FIDO2 registration (fido2-cred) is not implemented yet.
-		return exitcodes.Errorf(exitcodes.Usage, "-fido2 is not supported by this version of gocryptfs")
-	}
 	if a.isSet("scryptn") && (a.scryptn < configfile.ScryptMinLogN || a.scryptn > configfile.ScryptMaxLogN) {
 		return exitcodes.Errorf(exitcodes.WriteConf, "-scryptn %d is outside the allowed range %d..%d",
 			a.scryptn, configfile.ScryptMinLogN, configfile.ScryptMaxLogN)
@@ -47,10 +43,10 @@ func initFS(e *env, a *argContainer) error {
 		return err
 	}
 	defer cryptocore.Wipe(mk)
-	if len(a.extpass) == 0 {
+	if len(a.extpass) == 0 && a.fido2 == "" {
 		e.log.Info("Choose a password for protecting your files.")
 	}
-	pw, err := e.passwordSource(a).Twice()
+	pw, fido2Params, err := initPassword(e, a)
 	if err != nil {
 		return err
 	}
@@ -68,6 +64,7 @@ func initFS(e *env, a *argContainer) error {
 		AESSIV:             a.aessiv,
 		Reverse:            a.reverse,
 		LongNameMax:        a.longnamemax,
+		FIDO2:              fido2Params,
 	})
 	if err != nil {
 		return exitcodes.Errorf(exitcodes.WriteConf, "Creating the config file failed: %v", err)

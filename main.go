@@ -105,7 +105,7 @@ func dispatch(e *env) error {
 	case a.passwd:
 		return changePassword(e, a)
 	case a.fsck:
-		return fsckHook(e, a)
+		return runFsck(e, a)
 	}
 	return mountAction(e, a)
 }

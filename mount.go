@@ -152,10 +152,8 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 		if a.fido2 == "" {
 			return nil, features{}, exitcodes.Errorf(exitcodes.Usage, "Masterkey encrypted using FIDO2 token; need to use the -fido2 option.")
 		}
-		// HOOK: FIDO2 assertion (fido2-assert) is not implemented yet.
-		return nil, features{}, exitcodes.Errorf(exitcodes.FIDO2Error, "FIDO2 is not supported by this version of gocryptfs")
 	}
-	pw, err := e.passwordSource(a).Once()
+	pw, err := unlockPassword(e, a, cf)
 	if err != nil {
 		return nil, features{}, err
 	}
@@ -322,9 +320,11 @@ func doMount(e *env, a *argContainer) error {
 	if err := checkMountpoint(a); err != nil {
 		return err
 	}
-	if err := ctlsockHook(e, a); err != nil {
+	ctl, err := startCtlsock(e, a)
+	if err != nil {
 		return err
 	}
+	defer ctl.Close()
 	readOnly := a.ro
 	if !readOnly && backingReadOnly(a.cipherdir) {
 		if a.rw {
@@ -343,6 +343,8 @@ func doMount(e *env, a *argContainer) error {
 	}
 	defer cc.Wipe()
 	defer rn.Close()
+	ctl.Serve(rn)
+	defer ctl.Close() // stop answering before rn is closed
 
 	// Catch SIGINT/SIGTERM before the mount appears, so that a signal sent
 	// as soon as the mount is visible still leads to a clean unmount.
