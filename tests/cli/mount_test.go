@@ -54,6 +54,7 @@ func TestMountErrors(t *testing.T) {
 		{"bad masterkey", []string{"-masterkey", "1234", good, "MNT"}, 14, nil},
 		{"empty password", []string{"-passfile", passfile(t, ""), good, "MNT"}, 9, nil},
 		{"reverse not implemented", []string{"-reverse", "-extpass", "echo test", good, "MNT"}, 1, nil},
+		{"fuse mount fails", []string{"-fg", "-extpass", "echo test", good, "/dev/fd/99"}, 19, []string{"fs.Mount failed"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

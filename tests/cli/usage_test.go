@@ -80,3 +80,24 @@ func TestOpenSSLFlag(t *testing.T) {
 	expect(t, run(t, "-openssl=false", "-info", dir), 0)
 	expect(t, run(t, "-openssl", "auto", "-info", dir), 0)
 }
+
+func TestSpeed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-speed measures for about 5 s")
+	}
+	r := run(t, "-speed")
+	expect(t, r, 0)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("want 7 lines, got %q", r.stdout)
+	}
+	if !strings.HasPrefix(lines[0], "gocryptfs "+testVersion) || !strings.HasPrefix(lines[1], "cpu: ") {
+		t.Errorf("header lines %q", lines[:2])
+	}
+	re := regexp.MustCompile(`^[A-Za-z0-9-]{1,26} *\t( *\d+\.\d\d MB/s|    N/A)(\t\(selected in auto mode\))?$`)
+	for _, l := range lines[2:] {
+		if !re.MatchString(l) {
+			t.Errorf("bad speed line %q", l)
+		}
+	}
+}
