@@ -178,8 +178,9 @@ func (s *Source) fromStdin() ([]byte, error) {
 	return pw, nil
 }
 
-// readLine reads single bytes up to the first '\n' or EOF. The newline (and
-// a '\r' before it) is dropped. Lines longer than max bytes are an error.
+// readLine reads single bytes up to the first '\n' or EOF. The newline is
+// dropped; everything else, including a '\r', is kept verbatim (CLI.md 4).
+// Lines longer than max bytes are an error.
 func readLine(r io.Reader, max int) ([]byte, error) {
 	buf := make([]byte, 0, 64)
 	var b [1]byte
@@ -203,16 +204,17 @@ func readLine(r io.Reader, max int) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return bytes.TrimSuffix(buf, []byte("\r")), nil
+	return buf, nil
 }
 
-// firstLine splits data into its first line and whether anything follows it.
+// firstLine splits data into its first line (without the '\n', otherwise
+// verbatim) and whether anything follows it.
 func firstLine(data []byte) (line []byte, rest bool) {
 	i := bytes.IndexByte(data, '\n')
 	if i < 0 {
-		return bytes.TrimSuffix(data, []byte("\r")), false
+		return data, false
 	}
-	return bytes.TrimSuffix(data[:i], []byte("\r")), len(data) > i+1
+	return data[:i], len(data) > i+1
 }
 
 func (s *Source) fromPassfiles() ([]byte, error) {
