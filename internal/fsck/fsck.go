@@ -345,7 +345,8 @@ func (c *checker) file(dirfd int, plainPath, cipherPath, cName string) {
 		c.problem(OpenError, plainPath, cipherPath, err)
 		return
 	}
-	f, err := contentio.Open(c.table, c.ce, fd, contentio.Options{Logger: c.log})
+	// No logger: corruption is reported as a Problem, not logged twice.
+	f, err := contentio.Open(c.table, c.ce, fd, contentio.Options{})
 	if err != nil {
 		syscallcompat.Close(fd)
 		c.problem(OpenError, plainPath, cipherPath, err)
