@@ -104,17 +104,50 @@ func runWith(t *testing.T, o runOpts, args ...string) result {
 	cmd.Stdout, cmd.Stderr = outF, errF
 	cmd.Dir = o.dir
 	cmd.Env = append(os.Environ(), o.env...)
-	err = cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running gocryptfs %q: %v", args, err)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting gocryptfs %q: %v", args, err)
 	}
+	err = waitExit(cmd, runTimeout)
 	stdout, _ := os.ReadFile(outF.Name())
 	stderr, _ := os.ReadFile(errF.Name())
-	return result{stdout: string(stdout), stderr: string(stderr), code: code}
+	res := result{stdout: string(stdout), stderr: string(stderr)}
+	var ee *exec.ExitError
+	switch {
+	case errors.Is(err, errTimeout):
+		t.Fatalf("gocryptfs %q did not exit within %v (goroutine dump in stderr): %v", args, runTimeout, res)
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("running gocryptfs %q: %v", args, err)
+	}
+	return res
+}
+
+// runTimeout bounds every gocryptfs run, so that a hang fails the test
+// with a goroutine dump instead of stalling the whole suite.
+const runTimeout = 60 * time.Second
+
+var errTimeout = errors.New("timeout")
+
+// waitExit waits for a started command. After timeout it sends SIGQUIT
+// (a Go program then prints all goroutine stacks to stderr), kills it a
+// moment later and returns errTimeout.
+func waitExit(cmd *exec.Cmd, timeout time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(timeout):
+	}
+	cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
+	return errTimeout
 }
 
 // expect fails the test unless r has the exit code and every want string

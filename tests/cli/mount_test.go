@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -204,6 +205,8 @@ func TestForegroundSignal(t *testing.T) {
 			dir := initFS(t)
 			mnt := newDir(t)
 			cmd := exec.Command(gocryptfsBin, "-fg", "-extpass", "echo test", dir, mnt)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -215,10 +218,10 @@ func TestForegroundSignal(t *testing.T) {
 				t.Fatal("not mounted")
 			}
 			cmd.Process.Signal(sig)
-			err := cmd.Wait()
+			err := waitExit(cmd, 20*time.Second)
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 15 {
-				t.Fatalf("exit status %v, want 15", err)
+				t.Fatalf("exit status %v, want 15; output:\n%s", err, out.String())
 			}
 			if isMounted(t, mnt) {
 				t.Error("still mounted after the signal")
@@ -251,6 +254,8 @@ func TestFgExternalUnmount(t *testing.T) {
 	dir := initFS(t)
 	mnt := newDir(t)
 	cmd := exec.Command(gocryptfsBin, "-fg", "-extpass", "echo test", dir, mnt)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +269,7 @@ func TestFgExternalUnmount(t *testing.T) {
 	if out, err := exec.Command("fusermount3", "-u", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit status %v, want 0", err)
+	if err := waitExit(cmd, 20*time.Second); err != nil {
+		t.Fatalf("exit status %v, want 0; output:\n%s", err, out.String())
 	}
 }
