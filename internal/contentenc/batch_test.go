@@ -30,8 +30,18 @@ type backendTrio struct {
 // when this build has no OpenSSL.
 func newTrio(t testing.TB, c cryptocore.ContentCipher) backendTrio {
 	t.Helper()
-	if !stupidgcm.Available {
+	tr, ok := makeTrio(t, c)
+	if !ok {
 		t.Skip("built without OpenSSL")
+	}
+	return tr
+}
+
+// makeTrio is newTrio without the skip: ok is false without OpenSSL.
+func makeTrio(t testing.TB, c cryptocore.ContentCipher) (tr backendTrio, ok bool) {
+	t.Helper()
+	if !stupidgcm.Available {
+		return tr, false
 	}
 	cc, err := cryptocore.New(unhex(t, testMK), cryptocore.Options{Cipher: c, Backend: cryptocore.BackendOpenSSL, HKDF: true})
 	if err != nil {
@@ -50,7 +60,7 @@ func newTrio(t testing.TB, c cryptocore.ContentCipher) backendTrio {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return backendTrio{goCE: newCE(t, c, testMK, true), perBlock: pb, batch: batch}
+	return backendTrio{goCE: newCE(t, c, testMK, true), perBlock: pb, batch: batch}, true
 }
 
 // errText renders an error for comparison; nil is "<nil>".
@@ -394,6 +404,59 @@ func TestBatchAllocs(t *testing.T) {
 					}
 				}
 				runtime.GOMAXPROCS(old)
+			}
+		})
+	}
+}
+
+// A file ID (and reverse-mode IV) on the caller's stack does not escape:
+// multi-block calls with one allocate nothing, with every backend.
+func TestAllocsStackFileID(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	ces := map[string]*ContentEnc{}
+	for _, c := range allCiphers {
+		ces[c.String()+"/Go"] = newCE(t, c, testMK, true)
+	}
+	for _, c := range batchCiphers {
+		if tr, ok := makeTrio(t, c); ok {
+			ces[c.String()+"/OpenSSL"] = tr.batch
+		}
+	}
+	for name, ce := range ces {
+		t.Run(name, func(t *testing.T) {
+			skipIfSIVAllocates(t, ce)
+			plain := pattern(10*DefaultBS+1, 4)
+			ct := ce.EncryptBlocks(nil, plain, 5, make([]byte, FileIDLen))
+			cbuf := make([]byte, 0, len(ct))
+			pbuf := make([]byte, 0, len(plain))
+			for _, tc := range []struct {
+				name string
+				fn   func()
+			}{
+				{"EncryptBlocks", func() {
+					var fid [FileIDLen]byte
+					ce.EncryptBlocks(cbuf, plain, 5, fid[:])
+				}},
+				{"EncryptBlocksDerived", func() {
+					var fid [FileIDLen]byte
+					var iv [24]byte
+					iv[0] = 1
+					ce.EncryptBlocksDerived(cbuf, plain, 5, fid[:], iv[:ce.NonceSize()])
+				}},
+				{"DecryptBlocks", func() {
+					var fid [FileIDLen]byte
+					if _, err := ce.DecryptBlocks(pbuf, ct, 5, fid[:]); err != nil {
+						t.Fatal(err)
+					}
+				}},
+			} {
+				// AllocsPerRun runs with GOMAXPROCS=1: 11 blocks are
+				// sequential anyway.
+				if a := testing.AllocsPerRun(50, tc.fn); a != 0 {
+					t.Errorf("%s: %v allocations, want 0", tc.name, a)
+				}
 			}
 		})
 	}

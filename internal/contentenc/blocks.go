@@ -282,15 +282,23 @@ const batchBlocks = PoolBlocks
 // maxNonceLen is the longest nonce of any content cipher (XChaCha20's).
 const maxNonceLen = 24
 
-// nonceBuf holds the nonces of one batch: they must be gathered in a
-// separate buffer, because SealBatch refuses nonces that overlap its output.
-type nonceBuf [batchBlocks * maxNonceLen]byte
+// batchScratch is per-goroutine working memory of the batch paths.
+type batchScratch struct {
+	// nonces holds the nonces of one SealBatch call: they must be gathered
+	// in a separate buffer, because SealBatch refuses nonces that overlap
+	// its output.
+	nonces [batchBlocks * maxNonceLen]byte
+	// fileID is a copy of the caller's file ID. Passed to an interface
+	// method, the caller's slice would escape, and a file ID kept on the
+	// caller's stack would cost an allocation per call.
+	fileID [FileIDLen]byte
+}
 
-func (ce *ContentEnc) getNonceBuf() *nonceBuf {
-	if nb, ok := ce.nonceBufs.Get().(*nonceBuf); ok {
-		return nb
+func (ce *ContentEnc) getBatchScratch() *batchScratch {
+	if bs, ok := ce.batchScratch.Get().(*batchScratch); ok {
+		return bs
 	}
-	return new(nonceBuf)
+	return new(batchScratch)
 }
 
 // encryptRangeBatch is encryptRange with one SealBatch call per batchBlocks
@@ -298,11 +306,14 @@ func (ce *ContentEnc) getNonceBuf() *nonceBuf {
 // loop, so the output has the same form; each block still gets its own
 // NonceSource.Fill, which guarantees a nonce that is not all zero.
 func (ce *ContentEnc) encryptRangeBatch(b stupidgcm.BatchAEAD, out, plain []byte, lo, hi int, firstBlockNo uint64, fileID, block0IV []byte) {
-	nb := ce.getNonceBuf()
+	bs := ce.getBatchScratch()
+	defer ce.batchScratch.Put(bs)
+	// Longer file IDs, which the format never has, get a fresh copy.
+	fid := append(bs.fileID[:0], fileID...)
 	nl := ce.nonceLen
 	for i := lo; i < hi; {
 		j := min(hi, i+batchBlocks)
-		nonces := nb[:(j-i)*nl]
+		nonces := bs.nonces[:(j-i)*nl]
 		for k := range j - i {
 			nk := nonces[k*nl : (k+1)*nl]
 			if block0IV == nil {
@@ -315,10 +326,9 @@ func (ce *ContentEnc) encryptRangeBatch(b stupidgcm.BatchAEAD, out, plain []byte
 		off := i * ce.cipherBS
 		// Capped at the exact end: concurrent shares never touch each
 		// other's bytes, and SealBatch cannot reallocate.
-		b.SealBatch(out[off:off:off+ce.CipherLen(len(p))], nonces, p, DefaultBS, firstBlockNo+uint64(i), fileID)
+		b.SealBatch(out[off:off:off+ce.CipherLen(len(p))], nonces, p, DefaultBS, firstBlockNo+uint64(i), fid)
 		i = j
 	}
-	ce.nonceBufs.Put(nb)
 }
 
 // batchable reports whether block i of ciphertext can go to OpenBatch: its
@@ -335,6 +345,9 @@ func (ce *ContentEnc) batchable(ciphertext []byte, i int) bool {
 // batchable blocks; holes and malformed blocks between the runs go through
 // decryptOne. The scan costs one look at each nonce.
 func (ce *ContentEnc) decryptRangeBatch(b stupidgcm.BatchAEAD, out, ciphertext []byte, lo, hi int, firstBlockNo uint64, fileID []byte, s *scratch) (int, error) {
+	bs := ce.getBatchScratch()
+	defer ce.batchScratch.Put(bs)
+	fid := append(bs.fileID[:0], fileID...) // see batchScratch
 	for i := lo; i < hi; {
 		j := i
 		for j < hi && ce.batchable(ciphertext, j) {
@@ -344,7 +357,7 @@ func (ce *ContentEnc) decryptRangeBatch(b stupidgcm.BatchAEAD, out, ciphertext [
 			c := ciphertext[i*ce.cipherBS : min(j*ce.cipherBS, len(ciphertext))]
 			off := i * DefaultBS
 			plen := ce.PlainLen(len(c))
-			p, err := b.OpenBatch(out[off:off:off+plen], c, DefaultBS, firstBlockNo+uint64(i), fileID)
+			p, err := b.OpenBatch(out[off:off:off+plen], c, DefaultBS, firstBlockNo+uint64(i), fid)
 			if err != nil {
 				bad := i
 				if be, ok := err.(*stupidgcm.BlockError); ok {

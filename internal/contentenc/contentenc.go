@@ -90,8 +90,8 @@ type ContentEnc struct {
 	pbufCap int
 	cbufCap int
 
-	// nonceBufs hands out nonce buffers for the batch paths (blocks.go).
-	nonceBufs sync.Pool // *nonceBuf
+	// batchScratch hands out working memory for the batch paths (blocks.go).
+	batchScratch sync.Pool // *batchScratch
 }
 
 // scratch is per-goroutine working memory for sealing/opening.
