@@ -180,6 +180,13 @@ func Check(ctx context.Context, opts Options) (Result, error) {
 	return c.res, nil
 }
 
+// Side files of the config in the root (FORMAT.md 2.8). With encrypted
+// names they can never be entries, so they are not reported as corrupt.
+const (
+	confTmpName = nametransform.ConfDefaultName + ".tmp"
+	confBakName = nametransform.ConfDefaultName + ".bak"
+)
+
 type devIno struct{ dev, ino uint64 }
 
 type checker struct {
@@ -261,6 +268,12 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 	for _, e := range ents {
 		k := c.nt.Classify(e.Name, isRoot)
 		if k.Hidden() || k == nametransform.KindDot {
+			continue
+		}
+		if isRoot && !c.nt.PlaintextNames() && (e.Name == confTmpName || e.Name == confBakName) {
+			// Left by an interrupted config write or by -passwd
+			// -masterkey; never part of the plaintext view.
+			c.log.Debug("fsck: ignoring config side file", "name", e.Name)
 			continue
 		}
 		plain, err := c.nt.DecryptNameAt(fd, e.Name, iv)

@@ -76,6 +76,12 @@ func newFS(t *testing.T, v variant) *fsys {
 	f := &fsys{t: t, dir: t.TempDir(), nt: nt, ce: ce, tbl: contentio.NewTable(),
 		ivs: map[string][]byte{}, encs: map[string]string{"": ""}}
 	os.WriteFile(filepath.Join(f.dir, "gocryptfs.conf"), []byte("{}"), 0o400)
+	if !v.plaintext {
+		// Config side files (stale .tmp, -passwd -masterkey backup) are
+		// not entries.
+		os.WriteFile(filepath.Join(f.dir, "gocryptfs.conf.tmp"), []byte("{"), 0o400)
+		os.Link(filepath.Join(f.dir, "gocryptfs.conf"), filepath.Join(f.dir, "gocryptfs.conf.bak"))
+	}
 	f.ivs[""] = f.writeDirIV("")
 	return f
 }
