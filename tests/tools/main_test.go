@@ -46,7 +46,8 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	vectorsDir = filepath.Join(projectRoot, "../shared/vectors/reference-examples")
-	dir, err := os.MkdirTemp("", "gocryptfs-tools-test.")
+	// No dot in the path: mount(8) cuts the type "fuse./path" at a dot.
+	dir, err := os.MkdirTemp("", "gocryptfs-tools-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
