@@ -20,8 +20,10 @@ import (
 	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/ctlsock"
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fusefrontend"
+	"gocryptfs/internal/fusefrontend_reverse"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/tlog"
 )
@@ -42,10 +44,7 @@ func mountAction(e *env, a *argContainer) error {
 	if err := checkCipherDir(a.cipherdir); err != nil {
 		return err
 	}
-	if a.reverse {
-		return reverseMountHook(e, a)
-	}
-	if len(a.exclude) > 0 || len(a.excludeWildcard) > 0 || len(a.excludeFrom) > 0 {
+	if !a.reverse && (len(a.exclude) > 0 || len(a.excludeWildcard) > 0 || len(a.excludeFrom) > 0) {
 		return exitcodes.Errorf(exitcodes.ExcludeError, "-exclude only works in reverse mode")
 	}
 	if err := checkMountpoint(a); err != nil {
@@ -135,7 +134,7 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 			return nil, f, exitcodes.Errorf(exitcodes.Usage, "-xchacha and -aessiv cannot be used together")
 		case a.xchacha:
 			f.cipher = cryptocore.XChaCha20Poly1305
-		case a.aessiv:
+		case a.aessiv || a.reverse:
 			f.cipher = cryptocore.AESSIV
 		}
 		return mk, f, nil
@@ -147,6 +146,9 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 	cf, err := loadConfig(confPath)
 	if err != nil {
 		return nil, features{}, err
+	}
+	if a.reverse && !cf.IsFeatureFlagSet(configfile.FlagAESSIV) {
+		return nil, features{}, exitcodes.Errorf(exitcodes.Usage, "Reverse mode requires AES-SIV, but the config file %s does not have the AESSIV feature flag.", confPath)
 	}
 	if cf.IsFeatureFlagSet(configfile.FlagFIDO2) {
 		if a.fido2 == "" {
@@ -175,8 +177,24 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 	}, nil
 }
 
-// buildFrontend turns the master key into the FUSE root node. It wipes mk.
-func buildFrontend(e *env, a *argContainer, mk []byte, f features, readOnly bool) (*fusefrontend.RootNode, *cryptocore.CryptoCore, error) {
+// frontend is what the mount code needs from either FUSE frontend: the root
+// directory node, path translation for the control socket, and Close to
+// release its descriptors after unmounting.
+type frontend interface {
+	fs.InodeEmbedder
+	ctlsock.Translator
+	Close() error
+}
+
+// activityReporter is implemented by the forward frontend; -idle uses it.
+type activityReporter interface {
+	OpCount() uint64
+	OpenFileCount() int64
+}
+
+// buildFrontend turns the master key into the FUSE root node of the forward
+// or (with -reverse) the reverse frontend. It wipes mk.
+func buildFrontend(e *env, a *argContainer, mk []byte, f features, readOnly bool) (frontend, *cryptocore.CryptoCore, error) {
 	defer cryptocore.Wipe(mk)
 	backend := a.backend
 	if f.cipher == cryptocore.AESSIV && backend == cryptocore.BackendOpenSSL {
@@ -205,6 +223,21 @@ func buildFrontend(e *env, a *argContainer, mk []byte, f features, readOnly bool
 		cc.Wipe()
 		return nil, nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up content encryption: %v", err)
 	}
+	var rn frontend
+	if a.reverse {
+		rn, err = newReverseFrontend(e, a, f, nt, ce)
+	} else {
+		rn, err = newForwardFrontend(e, a, f, readOnly, nt, ce)
+	}
+	if err != nil {
+		cc.Wipe()
+		return nil, nil, err
+	}
+	return rn, cc, nil
+}
+
+// newForwardFrontend builds the normal (plaintext view) frontend.
+func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (frontend, error) {
 	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{
 		CipherDir:          a.cipherdir,
 		PlaintextNames:     f.plaintextNames,
@@ -220,10 +253,36 @@ func buildFrontend(e *env, a *argContainer, mk []byte, f features, readOnly bool
 		Logger:             e.log,
 	}, nt, ce)
 	if err != nil {
-		cc.Wipe()
-		return nil, nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up the filesystem: %v", err)
+		return nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up the filesystem: %v", err)
 	}
-	return rn, cc, nil
+	return rn, nil
+}
+
+// newReverseFrontend builds the read-only encrypted view of a plaintext
+// directory (FORMAT.md 9). Exclusion problems keep their exit code (29).
+func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (frontend, error) {
+	rn, err := fusefrontend_reverse.NewRootNode(fusefrontend_reverse.Args{
+		PlainDir:           a.cipherdir,
+		ConfigPath:         a.configPath(),
+		CustomConfig:       a.config != "",
+		PlaintextNames:     f.plaintextNames,
+		DeterministicNames: f.deterministicNames,
+		Excludes:           a.exclude,
+		ExcludeWildcards:   a.excludeWildcard,
+		ExcludeFrom:        a.excludeFrom,
+		OneFileSystem:      a.oneFileSystem,
+		ForceOwner:         a.forceOwner,
+		NoXattr:            a.noxattr,
+		Logger:             e.log,
+	}, nt, ce)
+	if err != nil {
+		var coded *exitcodes.Error
+		if errors.As(err, &coded) {
+			return nil, err
+		}
+		return nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up the reverse filesystem: %v", err)
+	}
+	return rn, nil
 }
 
 // kernelOptions returns the -o string items for fusermount (CLI.md 5.3).
@@ -279,7 +338,7 @@ func fuseOptions(a *argContainer, readOnly bool) *fs.Options {
 			Options:    kernelOptions(a, readOnly),
 			MaxWrite:   maxWrite,
 			FsName:     fsname,
-			Name:       "gocryptfs",
+			Name:       fsType(a),
 			Debug:      a.fusedebug,
 			SyncRead:   a.serializeReads,
 			EnableAcl:  a.acl,
@@ -290,6 +349,15 @@ func fuseOptions(a *argContainer, readOnly bool) *fs.Options {
 		// Show the real permission bits, also 000.
 		NullPermissions: true,
 	}
+}
+
+// fsType is the FUSE subtype shown by mount(8): fuse.gocryptfs or, in
+// reverse mode, fuse.gocryptfs-reverse (CLI.md 5.3).
+func fsType(a *argContainer) string {
+	if a.reverse {
+		return "gocryptfs-reverse"
+	}
+	return "gocryptfs"
 }
 
 // backingReadOnly reports whether CIPHERDIR lives on a read-only mount.
@@ -325,7 +393,7 @@ func doMount(e *env, a *argContainer) error {
 		return err
 	}
 	defer ctl.Close()
-	readOnly := a.ro
+	readOnly := a.ro || a.reverse
 	if !readOnly && backingReadOnly(a.cipherdir) {
 		if a.rw {
 			return exitcodes.Errorf(exitcodes.Usage, "Cipherdir %s is on a read-only filesystem, cannot mount read-write (-rw).", a.cipherdir)
@@ -351,7 +419,12 @@ func doMount(e *env, a *argContainer) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	srv, err := fs.Mount(a.mountpoint, rn, fuseOptions(a, readOnly))
+	opts := fuseOptions(a, readOnly)
+	if r, ok := rn.(interface{ StableAttr() *fs.StableAttr }); ok {
+		// The reverse view shows PLAINDIR's inode number on its root.
+		opts.RootStableAttr = r.StableAttr()
+	}
+	srv, err := fs.Mount(a.mountpoint, rn, opts)
 	if err != nil {
 		return exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)
 	}
@@ -381,8 +454,8 @@ func doMount(e *env, a *argContainer) error {
 			close(interrupted)
 		}
 	}()
-	if a.idle > 0 {
-		go idleMonitor(e.log, srv, rn, a.idle)
+	if ar, ok := rn.(activityReporter); ok && a.idle > 0 && !a.reverse {
+		go idleMonitor(e.log, srv, ar, a.idle)
 	}
 
 	waited := make(chan struct{})
@@ -413,7 +486,7 @@ func lazyUnmount(log *slog.Logger, mountpoint string) {
 // file was open for the whole idle duration. A busy mount (for example a
 // process with its working directory inside) refuses the unmount; the
 // monitor then starts counting again.
-func idleMonitor(log *slog.Logger, srv *fuse.Server, rn *fusefrontend.RootNode, idle time.Duration) {
+func idleMonitor(log *slog.Logger, srv *fuse.Server, rn activityReporter, idle time.Duration) {
 	interval := max(idle/10, 100*time.Millisecond)
 	t := time.NewTicker(interval)
 	defer t.Stop()
