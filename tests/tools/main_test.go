@@ -58,7 +58,7 @@ func testMain(m *testing.M) int {
 	ldflags := "-X main.gitVersion=v0.0.0-toolstest -X main.buildDate=2001-02-03"
 	for _, b := range []struct{ out, pkg string }{{gocryptfsBin, "."}, {xrayBin, "./gocryptfs-xray"}} {
 		args := []string{"build", "-o", b.out, "-ldflags", ldflags}
-		if tags := os.Getenv("GOFLAGS_TAGS"); tags != "" {
+		if tags := buildTags(); tags != "" {
 			args = append(args, "-tags", tags)
 		}
 		cmd := exec.Command("go", append(args, b.pkg)...)
