@@ -10,7 +10,9 @@ import (
 var (
 	// ErrWrongPassword: the wrapped master key failed authentication, i.e.
 	// the password is wrong (exit 12). The message is the reference's.
-	ErrWrongPassword = errors.New("Password incorrect.") // capitalized on purpose: the reference wording
+	//
+	//lint:ignore ST1005 the reference's exact user-facing wording
+	ErrWrongPassword = errors.New("Password incorrect.")
 
 	// ErrCorruptKey: EncryptedKey has the wrong length or an all-zero
 	// nonce, so it cannot be unwrapped with any password (exit 12, "master
