@@ -8,11 +8,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fsck"
-	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/tlog"
 )
 
@@ -70,35 +68,4 @@ func runFsck(e *env, a *argContainer) error {
 		return nil
 	}
 	return exitcodes.Errorf(exitcodes.FsckErrors, "fsck summary: %d corrupt files, %d files skipped", res.Corrupt, res.Skipped)
-}
-
-// buildCore derives the ciphers from the master key for tools that work on
-// the ciphertext directly (-fsck). The caller wipes mk and, when done,
-// the returned CryptoCore.
-func buildCore(e *env, a *argContainer, mk []byte, f features) (*cryptocore.CryptoCore, *nametransform.NameTransform, *contentenc.ContentEnc, error) {
-	backend := a.backend
-	if f.cipher == cryptocore.AESSIV && backend == cryptocore.BackendOpenSSL {
-		backend = cryptocore.BackendGo // AES-SIV has no OpenSSL implementation
-	}
-	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: f.cipher, Backend: backend, HKDF: f.hkdf})
-	if err != nil {
-		return nil, nil, nil, exitcodes.Errorf(exitcodes.Usage, "Cannot set up the ciphers: %v", err)
-	}
-	nt, err := nametransform.New(cc, nametransform.Options{
-		PlaintextNames:     f.plaintextNames,
-		DeterministicNames: f.deterministicNames,
-		Raw64:              f.raw64,
-		LongNameMax:        f.longNameMax,
-		Logger:             e.log,
-	})
-	if err != nil {
-		cc.Wipe()
-		return nil, nil, nil, exitcodes.Errorf(exitcodes.Usage, "Cannot set up name encryption: %v", err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{Logger: e.log})
-	if err != nil {
-		cc.Wipe()
-		return nil, nil, nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up content encryption: %v", err)
-	}
-	return cc, nt, ce, nil
 }

@@ -196,32 +196,9 @@ type activityReporter interface {
 // or (with -reverse) the reverse frontend. It wipes mk.
 func buildFrontend(e *env, a *argContainer, mk []byte, f features, readOnly bool) (frontend, *cryptocore.CryptoCore, error) {
 	defer cryptocore.Wipe(mk)
-	backend := a.backend
-	if f.cipher == cryptocore.AESSIV && backend == cryptocore.BackendOpenSSL {
-		e.log.Debug("AES-SIV has no OpenSSL implementation, using Go")
-		backend = cryptocore.BackendGo
-	}
-	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: f.cipher, Backend: backend, HKDF: f.hkdf})
+	cc, nt, ce, err := buildCore(e, a, mk, f)
 	if err != nil {
-		return nil, nil, exitcodes.Errorf(exitcodes.Usage, "Cannot set up the ciphers: %v", err)
-	}
-	e.log.Debug("content encryption", "cipher", cc.Cipher.String(), "backend", cc.Backend.String(), "openssl", a.openssl)
-	nt, err := nametransform.New(cc, nametransform.Options{
-		PlaintextNames:     f.plaintextNames,
-		DeterministicNames: f.deterministicNames,
-		Raw64:              f.raw64,
-		LongNameMax:        f.longNameMax,
-		BadnamePatterns:    a.badname,
-		Logger:             e.log,
-	})
-	if err != nil {
-		cc.Wipe()
-		return nil, nil, exitcodes.Errorf(exitcodes.Usage, "Cannot set up name encryption: %v", err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{Logger: e.log})
-	if err != nil {
-		cc.Wipe()
-		return nil, nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up content encryption: %v", err)
+		return nil, nil, err
 	}
 	var rn frontend
 	if a.reverse {
@@ -234,6 +211,40 @@ func buildFrontend(e *env, a *argContainer, mk []byte, f features, readOnly bool
 		return nil, nil, err
 	}
 	return rn, cc, nil
+}
+
+// buildCore derives the ciphers from the master key: what both frontends
+// and -fsck (which works on the ciphertext directly) need. The caller wipes
+// mk and, when done, the returned CryptoCore.
+func buildCore(e *env, a *argContainer, mk []byte, f features) (*cryptocore.CryptoCore, *nametransform.NameTransform, *contentenc.ContentEnc, error) {
+	backend := a.backend
+	if f.cipher == cryptocore.AESSIV && backend == cryptocore.BackendOpenSSL {
+		e.log.Debug("AES-SIV has no OpenSSL implementation, using Go")
+		backend = cryptocore.BackendGo
+	}
+	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: f.cipher, Backend: backend, HKDF: f.hkdf})
+	if err != nil {
+		return nil, nil, nil, exitcodes.Errorf(exitcodes.Usage, "Cannot set up the ciphers: %v", err)
+	}
+	e.log.Debug("content encryption", "cipher", cc.Cipher.String(), "backend", cc.Backend.String(), "openssl", a.openssl)
+	nt, err := nametransform.New(cc, nametransform.Options{
+		PlaintextNames:     f.plaintextNames,
+		DeterministicNames: f.deterministicNames,
+		Raw64:              f.raw64,
+		LongNameMax:        f.longNameMax,
+		BadnamePatterns:    a.badname,
+		Logger:             e.log,
+	})
+	if err != nil {
+		cc.Wipe()
+		return nil, nil, nil, exitcodes.Errorf(exitcodes.Usage, "Cannot set up name encryption: %v", err)
+	}
+	ce, err := contentenc.New(cc, contentenc.Options{Logger: e.log})
+	if err != nil {
+		cc.Wipe()
+		return nil, nil, nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up content encryption: %v", err)
+	}
+	return cc, nt, ce, nil
 }
 
 // newForwardFrontend builds the normal (plaintext view) frontend.
