@@ -12,7 +12,9 @@ export PATH="$PATH:/usr/local/go/bin"
 GITVERSION=$(git describe --tags --dirty --always 2>/dev/null || echo "unknown")
 # Reproducible builds: honour SOURCE_DATE_EPOCH if set.
 BUILDDATE=$(date -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}" +%Y-%m-%d)
-LDFLAGS="-X main.gitVersion=$GITVERSION -X main.buildDate=$BUILDDATE"
+# Both binaries read these from internal/buildinfo.
+BI=gocryptfs/internal/buildinfo
+LDFLAGS="-X $BI.gitVersion=$GITVERSION -X $BI.buildDate=$BUILDDATE"
 
 go build -ldflags "$LDFLAGS" "$@" -o gocryptfs .
 if [[ -d gocryptfs-xray ]] && compgen -G "gocryptfs-xray/*.go" >/dev/null; then

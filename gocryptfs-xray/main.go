@@ -14,15 +14,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
-	"runtime/debug"
-)
 
-// Stamped by build.bash with -ldflags "-X main.gitVersion=... -X main.buildDate=...",
-// the same variables as in the gocryptfs binary. Only the linker writes them.
-var (
-	gitVersion = ""
-	buildDate  = "0000-00-00"
+	"gocryptfs/internal/buildinfo"
 )
 
 // Exit codes (CLI.md section 7).
@@ -47,28 +40,11 @@ type options struct {
 	fido2                                     string
 }
 
-// programVersion returns the stamped version, else the VCS revision the Go
-// toolchain recorded, else a hint to use build.bash.
-func programVersion() string {
-	if gitVersion != "" {
-		return gitVersion
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 7 {
-				return "dev-" + s.Value[:7]
-			}
-		}
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			return v
-		}
-	}
-	return "[GitVersion not set - please compile using ./build.bash]"
-}
-
+// versionLine is the -version output without the newline: the version and
+// build date that build.bash stamps into internal/buildinfo, shared with
+// the gocryptfs binary.
 func versionLine() string {
-	return fmt.Sprintf("gocryptfs-xray %s; %s %s %s/%s",
-		programVersion(), buildDate, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("gocryptfs-xray %s; %s", buildinfo.Version(), buildinfo.Trailer(""))
 }
 
 const usageText = `Usage: gocryptfs-xray [OPTIONS] FILE

@@ -48,7 +48,7 @@ func testMain(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	gocryptfsBin = filepath.Join(dir, "gocryptfs")
 	args := []string{"build", "-o", gocryptfsBin, "-ldflags",
-		"-X main.gitVersion=" + testVersion + " -X main.buildDate=" + testBuildDate}
+		"-X gocryptfs/internal/buildinfo.gitVersion=" + testVersion + " -X gocryptfs/internal/buildinfo.buildDate=" + testBuildDate}
 	if tags := buildTags(); tags != "" {
 		args = append(args, "-tags", tags)
 	}

@@ -55,7 +55,7 @@ func testMain(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	gocryptfsBin = filepath.Join(dir, "gocryptfs")
 	xrayBin = filepath.Join(dir, "gocryptfs-xray")
-	ldflags := "-X main.gitVersion=v0.0.0-toolstest -X main.buildDate=2001-02-03"
+	ldflags := "-X gocryptfs/internal/buildinfo.gitVersion=v0.0.0-toolstest -X gocryptfs/internal/buildinfo.buildDate=2001-02-03"
 	for _, b := range []struct{ out, pkg string }{{gocryptfsBin, "."}, {xrayBin, "./gocryptfs-xray"}} {
 		args := []string{"build", "-o", b.out, "-ldflags", ldflags}
 		if tags := buildTags(); tags != "" {
