@@ -68,6 +68,83 @@ func OpenPathAt(dirfd int, name string) (int, error) {
 	return Openat(dirfd, name, unix.O_PATH, 0)
 }
 
+// OpenFileAt opens the regular file name in dirfd with flags (O_NOFOLLOW
+// and O_CLOEXEC are added; O_CREAT is not supported). It never opens
+// anything else: a FIFO, socket or device node that someone with write
+// access to the directory swapped in must neither block the caller (a FIFO
+// opened for reading waits for a writer) nor have its driver's open
+// routine run. The entry is pinned with O_PATH, which has no such effects,
+// checked, and reopened through /proc/self/fd, which names exactly the
+// pinned inode. Without /proc it is opened with O_NONBLOCK and checked
+// afterwards (a FIFO then cannot block; a device node's open routine runs,
+// which only matters if an attacker can create device nodes). A directory
+// fails with EISDIR, a symlink with ELOOP, anything else with EINVAL.
+func OpenFileAt(dirfd int, name string, flags int) (int, error) {
+	return openFileAt(dirfd, name, flags, ProcFdPath)
+}
+
+// openFileAt is OpenFileAt with the /proc path of an fd supplied by the
+// caller, so that tests can take the fallback path.
+func openFileAt(dirfd int, name string, flags int, procPath func(int) string) (int, error) {
+	if flags&unix.O_CREAT != 0 {
+		return -1, syscall.EINVAL
+	}
+	pfd, err := OpenPathAt(dirfd, name)
+	if err != nil {
+		return -1, err
+	}
+	defer Close(pfd)
+	if err := checkRegular(pfd); err != nil {
+		return -1, err
+	}
+	p := procPath(pfd)
+	// No O_NOFOLLOW here: the magic link itself must be followed.
+	fd, err := RetryInt(func() (int, error) { return unix.Open(p, flags|unix.O_CLOEXEC, 0) })
+	if err != syscall.ENOENT {
+		return fd, err
+	}
+	// /proc is not mounted.
+	fd, err = Openat(dirfd, name, flags|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := checkRegular(fd); err != nil {
+		Close(fd)
+		return -1, err
+	}
+	if flags&unix.O_NONBLOCK == 0 {
+		if err := Retry(func() error {
+			fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+			if err != nil {
+				return err
+			}
+			_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
+			return err
+		}); err != nil {
+			Close(fd)
+			return -1, err
+		}
+	}
+	return fd, nil
+}
+
+// checkRegular fails unless fd is a regular file (see OpenFileAt).
+func checkRegular(fd int) error {
+	var st unix.Stat_t
+	if err := Fstat(fd, &st); err != nil {
+		return err
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		return nil
+	case syscall.S_IFDIR:
+		return syscall.EISDIR
+	case syscall.S_IFLNK:
+		return syscall.ELOOP
+	}
+	return syscall.EINVAL
+}
+
 // WalkDirs opens relPath (slash-separated, relative to baseFd) component by
 // component with O_NOFOLLOW|O_DIRECTORY, so that no symlink anywhere on the
 // path is followed. "" and "." return a new fd for baseFd itself. The caller

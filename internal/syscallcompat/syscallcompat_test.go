@@ -7,6 +7,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -276,5 +277,96 @@ func TestParseDirentsMalformed(t *testing.T) {
 	b[16] = 200 // reclen beyond buffer
 	if _, err := parseDirents(b, nil); !errors.Is(err, ErrBadDirent) {
 		t.Fatal(err)
+	}
+}
+
+// TestOpenFileAt: only regular files are opened, with the requested
+// access mode and without a leftover O_NONBLOCK; a FIFO neither blocks nor
+// gets opened, also on the fallback path without /proc.
+func TestOpenFileAt(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file"), []byte("abc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(filepath.Join(dir, "fifo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "dir"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("file", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	haveDev := unix.Mknod(filepath.Join(dir, "null"), unix.S_IFCHR|0o600, int(unix.Mkdev(1, 3))) == nil
+	dfd := openDir(t, dir)
+	noProc := func(int) string { return "/nonexistent-proc/fd/0" }
+	for _, via := range []struct {
+		name string
+		proc func(int) string
+	}{{"proc", ProcFdPath}, {"fallback", noProc}} {
+		t.Run(via.name, func(t *testing.T) {
+			cases := []struct {
+				name  string
+				flags int
+				want  error
+			}{
+				{"file", unix.O_RDONLY, nil},
+				{"file", unix.O_RDWR, nil},
+				{"file", unix.O_RDWR | unix.O_CREAT, syscall.EINVAL},
+				{"fifo", unix.O_RDONLY, syscall.EINVAL},
+				{"fifo", unix.O_WRONLY, syscall.EINVAL},
+				{"dir", unix.O_RDONLY, syscall.EISDIR},
+				{"link", unix.O_RDONLY, syscall.ELOOP},
+				{"missing", unix.O_RDONLY, syscall.ENOENT},
+			}
+			if haveDev {
+				cases = append(cases, struct {
+					name  string
+					flags int
+					want  error
+				}{"null", unix.O_RDWR, syscall.EINVAL})
+			}
+			for _, c := range cases {
+				done := make(chan struct{})
+				var fd int
+				var err error
+				go func() {
+					fd, err = openFileAt(dfd, c.name, c.flags, via.proc)
+					close(done)
+				}()
+				select {
+				case <-done:
+				case <-time.After(5 * time.Second):
+					// Release the blocked open before failing.
+					if w, err := unix.Open(filepath.Join(dir, "fifo"), unix.O_RDWR|unix.O_NONBLOCK, 0); err == nil {
+						unix.Close(w)
+					}
+					<-done
+					t.Fatalf("%s %#x: blocked", c.name, c.flags)
+				}
+				if c.want != nil {
+					if !errors.Is(err, c.want) {
+						t.Errorf("%s %#x: %v, want %v", c.name, c.flags, err, c.want)
+					}
+					if err == nil {
+						unix.Close(fd)
+					}
+					continue
+				}
+				if err != nil {
+					t.Errorf("%s %#x: %v", c.name, c.flags, err)
+					continue
+				}
+				fl, _ := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+				if fl&unix.O_ACCMODE != c.flags&unix.O_ACCMODE || fl&unix.O_NONBLOCK != 0 {
+					t.Errorf("%s: flags %#x, want access %#x without O_NONBLOCK", c.name, fl, c.flags&unix.O_ACCMODE)
+				}
+				fdfl, _ := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+				if fdfl&unix.FD_CLOEXEC == 0 {
+					t.Errorf("%s: no FD_CLOEXEC", c.name)
+				}
+				unix.Close(fd)
+			}
+		})
 	}
 }
