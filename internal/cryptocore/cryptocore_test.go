@@ -4,20 +4,13 @@ import (
 	"bytes"
 	"encoding/hex"
 	"testing"
-)
 
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"gocryptfs/internal/testutil"
+)
 
 // TV-3 of FORMAT.md.
 func TestDerivedKeysTV3(t *testing.T) {
-	mk := mustHex(t, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+	mk := testutil.MasterKey()
 	cases := []struct {
 		name string
 		got  func() ([]byte, error)
@@ -94,5 +87,15 @@ func TestNonceSourceNoAlloc(t *testing.T) {
 	b := make([]byte, 24)
 	if a := testing.AllocsPerRun(1000, func() { n.Fill(b) }); a != 0 {
 		t.Fatalf("Fill allocates %v times per call", a)
+	}
+}
+
+// testutil.Cipher mirrors ContentCipher (testutil cannot import this
+// package), so that the vector tables convert with ContentCipher(c).
+func TestTestutilCipherOrder(t *testing.T) {
+	for _, c := range []testutil.Cipher{testutil.AESGCM, testutil.AESSIV, testutil.XChaCha20Poly1305} {
+		if got := ContentCipher(c).String(); got != c.String() {
+			t.Errorf("testutil %s is ContentCipher %s", c, got)
+		}
 	}
 }

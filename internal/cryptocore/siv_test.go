@@ -13,6 +13,7 @@ import (
 	"github.com/jacobsa/crypto/siv"
 
 	"gocryptfs/internal/benchutil"
+	"gocryptfs/internal/testutil"
 )
 
 func sivRand(n int) []byte {
@@ -80,15 +81,15 @@ func TestSIVMatchesJacobsa(t *testing.T) {
 
 // TV-10 of FORMAT.md: hello.txt of the -aessiv filesystem.
 func TestSIVTV10(t *testing.T) {
-	mk := mustHex(t, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+	mk := testutil.MasterKey()
 	key, err := ContentKey(mk, AESSIV, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := mustSIV(t, key)
-	fileID := mustHex(t, "947625b5739c88c2f50591a452732e6d")
-	nonce := mustHex(t, "ee6c6d05a1dce254dc222684ab9b8daa")
-	ct := mustHex(t, "f18274dc4e75b5d50a3ce2ce7917e321774369d517dee5b049c7376e")
+	fileID := testutil.MustHex(t, "947625b5739c88c2f50591a452732e6d")
+	nonce := testutil.MustHex(t, "ee6c6d05a1dce254dc222684ab9b8daa")
+	ct := testutil.MustHex(t, "f18274dc4e75b5d50a3ce2ce7917e321774369d517dee5b049c7376e")
 	ad := append(make([]byte, 8), fileID...)
 	pt, err := a.Open(nil, nonce, ct, ad)
 	if err != nil || string(pt) != "hello world\n" {

@@ -1,0 +1,79 @@
+package testutil
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// RequireFuse skips the test when /dev/fuse is absent, and only then.
+func RequireFuse(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skip("/dev/fuse not available:", err)
+	}
+}
+
+// Unmount calls unmount until it succeeds, up to 50 times 100 ms apart: a
+// mount stays busy for a moment after the last file on it was closed. If it
+// never succeeds the test fails, and mnt is detached lazily so that the
+// removal of the temp dirs does not hang on it.
+func Unmount(t testing.TB, mnt string, unmount func() error) {
+	t.Helper()
+	var err error
+	for range 50 {
+		if err = unmount(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Errorf("unmount %s: %v; detaching it lazily", mnt, err)
+	if err := unix.Unmount(mnt, unix.MNT_DETACH); err != nil {
+		t.Logf("lazy unmount %s: %v", mnt, err)
+	}
+}
+
+// UnmountDir unmounts the FUSE mount on dir with fusermount3 (as a user
+// would unmount a gocryptfs process), through Unmount's retries. It does
+// nothing when dir is not a mount point, so a test may unmount early and
+// still register it in t.Cleanup.
+func UnmountDir(t testing.TB, dir string) {
+	t.Helper()
+	Unmount(t, dir, func() error {
+		if !IsMounted(dir) {
+			return nil
+		}
+		if out, err := exec.Command("fusermount3", "-u", dir).CombinedOutput(); err != nil {
+			return fmt.Errorf("fusermount3 -u: %w: %s", err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	})
+}
+
+// IsMounted reports whether dir is a mount point of this mount namespace.
+func IsMounted(dir string) bool {
+	return MountLine(dir) != ""
+}
+
+// MountLine returns the /proc/self/mounts line of the mount on dir, or ""
+// when dir is not a mount point.
+func MountLine(dir string) string {
+	data, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return ""
+	}
+	for l := range strings.SplitSeq(string(data), "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && mountsUnescaper.Replace(f[1]) == dir {
+			return l
+		}
+	}
+	return ""
+}
+
+// mountsUnescaper undoes the octal escapes of /proc/self/mounts.
+var mountsUnescaper = strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)

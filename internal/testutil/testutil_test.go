@@ -1,0 +1,276 @@
+package testutil
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestMustHex(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"00ff", "\x00\xff"},
+		{"00 ff\n\t10-20", "\x00\xff\x10\x20"},
+		{"ed7f6d83-40cce86c", "\xed\x7f\x6d\x83\x40\xcc\xe8\x6c"},
+		{"", ""},
+	} {
+		if got := MustHex(t, c.in); string(got) != c.want {
+			t.Errorf("MustHex(%q) = %x", c.in, got)
+		}
+	}
+}
+
+func TestMasterKey(t *testing.T) {
+	k := MasterKey()
+	if !bytes.Equal(k, MustHex(t, MasterKeyHex)) {
+		t.Fatalf("MasterKey() = %x", k)
+	}
+	k[0] = 0xff
+	if MasterKey()[0] != 0 {
+		t.Error("MasterKey() shares its slice")
+	}
+}
+
+func TestCipherString(t *testing.T) {
+	for c, want := range map[Cipher]string{AESGCM: "AES-GCM-256", AESSIV: "AES-SIV-512", XChaCha20Poly1305: "XChaCha20-Poly1305", 7: "Cipher(?)"} {
+		if got := c.String(); got != want {
+			t.Errorf("%d: %q, want %q", int(c), got, want)
+		}
+	}
+}
+
+// The flags are the last column of the vectors README, in its order.
+func TestVectorFlags(t *testing.T) {
+	want := map[string]string{
+		"v0.7":                             "-raw64=false -hkdf=false",
+		"v0.7-plaintextnames":              "-plaintextnames -raw64=false -hkdf=false",
+		"v0.9":                             "-raw64=false -hkdf=false",
+		"v1.1-aessiv":                      "-aessiv -raw64=false -hkdf=false",
+		"v1.3":                             "",
+		"v2.2-deterministic-names":         "-deterministic-names",
+		"v2.2-xchacha":                     "-xchacha",
+		"v2.2-xchacha-deterministic-names": "-xchacha -deterministic-names",
+		"v1.1-reverse":                     "-raw64=false -hkdf=false",
+		"v1.1-reverse-plaintextnames":      "-plaintextnames -raw64=false -hkdf=false",
+		"v1.3-reverse":                     "",
+	}
+	all := AllVectors()
+	if len(all) != len(want) {
+		t.Errorf("%d vectors, want %d", len(all), len(want))
+	}
+	for _, v := range all {
+		if got := strings.Join(v.Flags(), " "); got != want[v.Name] {
+			t.Errorf("%s: flags %q, want %q", v.Name, got, want[v.Name])
+		}
+		if len(v.Key(t)) != 32 {
+			t.Errorf("%s: key of %d bytes", v.Name, len(v.Key(t)))
+		}
+		if (v.ConfigName() == ".gocryptfs.reverse.conf") != v.Reverse {
+			t.Errorf("%s: config %s", v.Name, v.ConfigName())
+		}
+		if got := VectorNamed(t, v.Name); got.MasterKey != v.MasterKey {
+			t.Errorf("VectorNamed(%s) = %+v", v.Name, got)
+		}
+	}
+}
+
+func TestIsTarget(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{"status.txt", true},
+		{"/a/b/c/d", true},
+		{"K3lJ_vVb8rYZQGpDCkJcgNGbWxM1", true},
+		{"", false},
+		{"\x00\x02abc", false},
+		{"bin\x01ary", false},
+	} {
+		if got := isTarget([]byte(c.in)); got != c.want {
+			t.Errorf("isTarget(%q) = %v", c.in, got)
+		}
+	}
+}
+
+// symlinks maps the symlinks below dir to their targets.
+func symlinks(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type()&os.ModeSymlink != 0 {
+			rel, _ := filepath.Rel(dir, p)
+			out[rel], err = os.Readlink(p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestCopyCipherVector(t *testing.T) {
+	for _, v := range append(ForwardVectors(), Vector{Name: "v0.4"}) {
+		t.Run(v.Name, func(t *testing.T) {
+			dir := CopyCipherVector(t, v.Name)
+			if filepath.Base(dir) != v.Name {
+				t.Errorf("copied to %s", dir)
+			}
+			links := symlinks(t, dir)
+			if len(links) != 2 {
+				t.Errorf("symlinks %q, want two", links)
+			}
+			if v.PlaintextNames && !maps2Equal(links, VectorSymlinks()) {
+				t.Errorf("symlinks %q", links)
+			}
+			st, err := os.Stat(filepath.Join(dir, "gocryptfs.conf"))
+			if err != nil || st.Mode().Perm() != 0o400 {
+				t.Errorf("gocryptfs.conf: %v %v", st, err)
+			}
+		})
+	}
+}
+
+func TestCopyPlainVector(t *testing.T) {
+	for _, v := range ReverseVectors() {
+		t.Run(v.Name, func(t *testing.T) {
+			dir := CopyPlainVector(t, v.Name)
+			if got := symlinks(t, dir); !maps2Equal(got, VectorSymlinks()) {
+				t.Errorf("symlinks %q", got)
+			}
+			for _, f := range []string{"status.txt", VectorLongName} {
+				if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || string(b) != VectorContent {
+					t.Errorf("%.20s: %q %v", f, b, err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, "status.txt"), nil, 0o644); err != nil {
+				t.Errorf("copy not writable: %v", err)
+			}
+		})
+	}
+}
+
+func maps2Equal(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSyncBuffer(t *testing.T) {
+	var b SyncBuffer
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for range 100 {
+				b.Write([]byte("x" + strings.Repeat("y", i) + " hit\n"))
+			}
+		})
+	}
+	wg.Wait()
+	if n := b.CountLines("hit"); n != 800 {
+		t.Errorf("CountLines = %d", n)
+	}
+	if n := b.CountLines("yyyyyyy "); n != 100 {
+		t.Errorf("CountLines(7 y) = %d", n)
+	}
+}
+
+func TestMounts(t *testing.T) {
+	if !IsMounted("/") || !strings.Contains(MountLine("/"), " / ") {
+		t.Errorf("/ is not mounted: %q", MountLine("/"))
+	}
+	if IsMounted(t.TempDir()) {
+		t.Error("a fresh temp dir is mounted")
+	}
+	if got := mountsUnescaper.Replace(`/a\040b\011c\134d`); got != "/a b\tc\\d" {
+		t.Errorf("unescape: %q", got)
+	}
+	UnmountDir(t, t.TempDir()) // not mounted: nothing to do
+}
+
+func TestUnmountRetries(t *testing.T) {
+	calls := 0
+	Unmount(t, t.TempDir(), func() error {
+		if calls++; calls < 3 {
+			return errors.New("busy")
+		}
+		return nil
+	})
+	if calls != 3 {
+		t.Errorf("%d calls", calls)
+	}
+}
+
+func TestTreeSum(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "f"), []byte("a"), 0o644)
+	os.Symlink("f", filepath.Join(dir, "l"))
+	sum := TreeSum(t, dir)
+	if TreeSum(t, dir) != sum {
+		t.Fatal("TreeSum is not stable")
+	}
+	for i, change := range []func(){
+		func() { os.WriteFile(filepath.Join(dir, "f"), []byte("b"), 0o644) },
+		func() { os.Chmod(filepath.Join(dir, "f"), 0o600) },
+		func() { os.Remove(filepath.Join(dir, "l")); os.Symlink("g", filepath.Join(dir, "l")) },
+		func() { os.Link(filepath.Join(dir, "f"), filepath.Join(dir, "h")) },
+		func() { unix.Setxattr(filepath.Join(dir, "f"), "user.x", []byte("1"), 0) },
+	} {
+		change()
+		next := TreeSum(t, dir)
+		if next == sum {
+			t.Errorf("change %d not seen", i)
+		}
+		sum = next
+	}
+}
+
+func TestRun(t *testing.T) {
+	r := Run(t, RunOptions{Stdin: "in", Dir: "/", Env: []string{"TESTUTIL_X=y"}}, "/bin/sh", "-c", `cat; pwd; echo "$TESTUTIL_X"; echo err >&2; exit 3`)
+	if r.Code != 3 || r.Stdout != "in/\ny\n" || r.Stderr != "err\n" {
+		t.Errorf("%v", r)
+	}
+	Expect(t, r, 3, "in/", "err")
+	if !strings.Contains(r.String(), "exit 3") {
+		t.Errorf("String: %q", r.String())
+	}
+}
+
+func TestWaitExitTimeout(t *testing.T) {
+	cmd := exec.Command("sleep", "10")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := WaitExit(cmd, 100*time.Millisecond); !errors.Is(err, errTimeout) {
+		t.Errorf("got %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+func TestBinaryName(t *testing.T) {
+	for in, want := range map[string]string{".": "gocryptfs", "./gocryptfs-xray": "gocryptfs-xray"} {
+		if got := BinaryName(in); got != want {
+			t.Errorf("BinaryName(%q) = %q", in, got)
+		}
+	}
+	if tags := BuildTags(); !slices.Contains([]string{"", "without_openssl"}, tags) {
+		t.Errorf("BuildTags() = %q", tags)
+	}
+}
