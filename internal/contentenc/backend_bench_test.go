@@ -82,13 +82,14 @@ func cipherTag(c cryptocore.ContentCipher) string {
 }
 
 // BenchmarkBackendsPaired measures the same 1 MiB calls as
-// BenchmarkBackends, sequentially (GOMAXPROCS=1) on one locked thread, but
-// interleaved: every iteration runs each implementation once, in rotating
-// order, and charges each with its own thread CPU time. Load on a shared
-// machine drifts over seconds, so each implementation sees the same load
-// and the ratios ("batch/Go" etc.) are far steadier than separate runs.
-// It reports cpuMB/s per implementation (e.g. "Go-cpuMB/s"); ns/op and
-// MB/s cover all implementations together and mean little.
+// BenchmarkBackends, but interleaved: every iteration runs each
+// implementation once, in rotating order, and charges each with the CPU
+// time it used (procs=1: sequential on one locked thread, thread CPU time;
+// procs=2: the parallel path, process CPU time). Load on a shared machine
+// drifts over seconds, so each implementation sees the same load and the
+// ratios ("batch/Go" etc.) are far steadier than separate runs. It reports
+// cpuMB/s per implementation (e.g. "Go-cpuMB/s"); ns/op and MB/s cover all
+// implementations together and mean little.
 func BenchmarkBackendsPaired(b *testing.B) {
 	const size = 1 << 20
 	for _, c := range batchCiphers {
@@ -103,47 +104,53 @@ func BenchmarkBackendsPaired(b *testing.B) {
 		ct := tr.goCE.EncryptBlocks(nil, plain, 0, id[:])
 		buf := make([]byte, 0, len(ct))
 		for _, op := range []string{"Encrypt", "Decrypt"} {
-			b.Run(fmt.Sprintf("op=%s/cipher=%s", op, cipherTag(c)), func(b *testing.B) {
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				calls := make([]func(), len(ces))
-				for k, ce := range ces {
-					if op == "Encrypt" {
-						calls[k] = func() { ce.EncryptBlocks(buf, plain, 0, id[:]) }
-					} else {
-						calls[k] = func() {
-							if _, err := ce.DecryptBlocks(buf, ct, 0, id[:]); err != nil {
-								b.Fatal(err)
+			for _, procs := range []int{1, 2} {
+				b.Run(fmt.Sprintf("op=%s/cipher=%s/procs=%d", op, cipherTag(c), procs), func(b *testing.B) {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					clock := benchutil.ThreadCPU
+					if procs > 1 {
+						clock = benchutil.ProcessCPU
+					}
+					calls := make([]func(), len(ces))
+					for k, ce := range ces {
+						if op == "Encrypt" {
+							calls[k] = func() { ce.EncryptBlocks(buf, plain, 0, id[:]) }
+						} else {
+							calls[k] = func() {
+								if _, err := ce.DecryptBlocks(buf, ct, 0, id[:]); err != nil {
+									b.Fatal(err)
+								}
 							}
 						}
 					}
-				}
-				cpu := make([]time.Duration, len(ces))
-				b.SetBytes(int64(size * len(ces)))
-				b.ReportAllocs()
-				it := 0
-				for b.Loop() {
-					for r := range ces {
-						k := (it + r) % len(ces)
-						c0 := benchutil.ThreadCPU()
-						calls[k]()
-						cpu[k] += benchutil.ThreadCPU() - c0
+					cpu := make([]time.Duration, len(ces))
+					b.SetBytes(int64(size * len(ces)))
+					b.ReportAllocs()
+					it := 0
+					for b.Loop() {
+						for r := range ces {
+							k := (it + r) % len(ces)
+							c0 := clock()
+							calls[k]()
+							cpu[k] += clock() - c0
+						}
+						it++
 					}
-					it++
-				}
-				rate := func(k int) float64 { return float64(size) * float64(b.N) / cpu[k].Seconds() / 1e6 }
-				for k, name := range names {
-					if cpu[k] > 0 {
-						b.ReportMetric(rate(k), name+"-cpuMB/s")
+					rate := func(k int) float64 { return float64(size) * float64(b.N) / cpu[k].Seconds() / 1e6 }
+					for k, name := range names {
+						if cpu[k] > 0 {
+							b.ReportMetric(rate(k), name+"-cpuMB/s")
+						}
 					}
-				}
-				if cpu[0] > 0 && cpu[1] > 0 && cpu[2] > 0 {
-					b.ReportMetric(rate(2)/rate(0), "batch/Go")
-					b.ReportMetric(rate(1)/rate(0), "block/Go")
-					b.ReportMetric(rate(2)/rate(1), "batch/block")
-				}
-			})
+					if cpu[0] > 0 && cpu[1] > 0 && cpu[2] > 0 {
+						b.ReportMetric(rate(2)/rate(0), "batch/Go")
+						b.ReportMetric(rate(1)/rate(0), "block/Go")
+						b.ReportMetric(rate(2)/rate(1), "batch/block")
+					}
+				})
+			}
 		}
 	}
 }

@@ -120,20 +120,21 @@ func HasAESGCMHardware() bool {
 //
 // XChaCha20-Poly1305: OpenSSL on amd64 CPUs with AVX-512F, Go everywhere
 // else. Measured on the project's machine kind (AMD "Turin", OpenSSL
-// 3.0), 1 MiB requests through contentenc, sequential, both
-// implementations interleaved on one thread and charged with their own
-// thread CPU time (BenchmarkBackendsPaired, medians of 10 runs):
-// OpenSSL/Go = 1.26 (encrypt) and 1.22 (decrypt) with one batch call per
-// request, 1.23 and 1.15 with one cgo call per block. With OpenSSL's
-// AVX-512 code masked off (OPENSSL_ia32cap=":~0x10000", leaving its AVX2
-// code, as on CPUs without AVX-512) the ratios drop to 0.91 and 0.85:
-// Go's fused ChaCha20-Poly1305 AVX2 assembly beats OpenSSL's separate
-// ChaCha20 and Poly1305 passes; masking only AVX512IFMA or AVX512VL keeps
-// OpenSSL ahead, so AVX512F is the feature that decides. (The reference's
-// -speed figures, Go ahead, come from an OpenSSL binding with several cgo
-// calls per block.) Other architectures are unmeasured and keep Go, which
-// needs no cgo call; on arm64, where Go has no Poly1305 assembly, OpenSSL
-// may well be faster: gocryptfs -speed on such a machine tells.
+// 3.0), 1 MiB requests through contentenc, the implementations
+// interleaved and each charged with its own CPU time (contentenc's
+// BenchmarkBackendsPaired, medians of 10 runs), OpenSSL/Go throughput per
+// CPU second is 1.27 (encrypt) and 1.36 (decrypt) sequentially, 1.25 and
+// 1.23 on the parallel path, with one batch call per worker; 1.16 and
+// 1.18 with one cgo call per block. With OpenSSL's AVX-512 code masked
+// off (OPENSSL_ia32cap=":~0x10000", leaving its AVX2 code, as on CPUs
+// without AVX-512) the sequential ratios drop to 0.91 and 0.85, and Go's
+// AVX2 assembly (ChaCha20 and Poly1305 in one pass) wins; masking only
+// AVX512IFMA or AVX512VL keeps OpenSSL ahead, so AVX512F is the feature
+// that decides. (The reference's -speed figures, Go ahead on this machine
+// kind, come from a different OpenSSL binding; this one does a whole Seal,
+// Open or batch in one cgo call.) Other architectures are unmeasured and
+// keep Go, which needs no cgo call; on arm64, where Go has no Poly1305
+// assembly, OpenSSL may well be faster: gocryptfs -speed there tells.
 func AutoBackend(c ContentCipher) Backend {
 	if !stupidgcm.Available {
 		return BackendGo
