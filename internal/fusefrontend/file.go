@@ -36,7 +36,10 @@ func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error)
 		bflags = unix.O_RDWR
 	}
 	bflags |= flags & (unix.O_SYNC | unix.O_DSYNC)
-	fd, err := syscallcompat.Openat(dirfd, cName, bflags, 0)
+	// OpenFileAt: the kernel believes this is a regular file, but the
+	// backing entry may have been replaced by a FIFO (whose open would
+	// block this request forever) or a device node.
+	fd, err := syscallcompat.OpenFileAt(dirfd, cName, bflags)
 	if !errors.Is(err, syscall.EACCES) || bflags&unix.O_ACCMODE != unix.O_RDWR {
 		return fd, err
 	}
@@ -49,7 +52,7 @@ func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error)
 	if syscallcompat.Fchmodat(dirfd, cName, orig|0o400) != nil {
 		return fd, err
 	}
-	fd, err2 := syscallcompat.Openat(dirfd, cName, bflags, 0)
+	fd, err2 := syscallcompat.OpenFileAt(dirfd, cName, bflags)
 	if err2 == nil {
 		err2 = syscallcompat.Fchmod(fd, orig)
 		if err2 != nil {
@@ -157,23 +160,23 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	mode &= 0o7777
-	bflags := unix.O_RDWR | unix.O_CREAT | flags&(unix.O_EXCL|unix.O_SYNC|unix.O_DSYNC)
-	var existed bool
-	var st unix.Stat_t
-	if flags&unix.O_EXCL == 0 {
-		existed = syscallcompat.Fstatat(e.dirfd, e.cName, &st) == nil
-	}
+	// Always create exclusively first: only then is it certain that the
+	// entry is new (ours to chown, chmod and, on failure, to drop the
+	// long-name file of), whatever runs concurrently. An existing entry
+	// is opened like any other open, which honours O_TRUNC and never
+	// opens a FIFO or device node that was swapped in.
+	bflags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | flags&(unix.O_SYNC|unix.O_DSYNC)
+	existed := false
 	fd, err := syscallcompat.Openat(e.dirfd, e.cName, bflags, mode)
+	if errors.Is(err, syscall.EEXIST) && flags&unix.O_EXCL == 0 {
+		existed = true
+		fd, err = rn.openBacking(e.dirfd, e.cName, flags)
+	}
 	if err != nil {
-		if errors.Is(err, syscall.EACCES) && existed {
-			fd, err = rn.openBacking(e.dirfd, e.cName, flags)
+		if !existed {
+			undo()
 		}
-		if err != nil {
-			if !existed {
-				undo()
-			}
-			return nil, nil, err
-		}
+		return nil, nil, err
 	}
 	if !existed {
 		if uid, gid, ok := rn.callerOwner(ctx); ok {
@@ -197,6 +200,7 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 			return nil, nil, err
 		}
 	}
+	var st unix.Stat_t
 	if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
 		rn.releaseFile(f)
 		return nil, nil, err
@@ -293,7 +297,11 @@ func (n *Node) syncBacking(datasync bool) error {
 		return err
 	}
 	defer e.close()
-	fd, err := syscallcompat.Openat(e.dirfd, e.cName, unix.O_RDONLY, 0)
+	// Never a plain open: the entry may have become a FIFO.
+	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
+	if errors.Is(err, syscall.ENOTDIR) {
+		fd, err = syscallcompat.OpenFileAt(e.dirfd, e.cName, unix.O_RDONLY)
+	}
 	if err != nil {
 		return err
 	}
