@@ -2,6 +2,7 @@ package fusefrontend_reverse
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"syscall"
@@ -321,10 +322,15 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	var fd int
 	err = rn.at(pPath, func(dirfd int, name string) error {
 		var err error
-		// O_NONBLOCK: if a fifo was swapped in, do not hang on it.
-		fd, err = syscallcompat.Openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		// Not a plain open: a FIFO or device node swapped in since the
+		// lookup must not be opened (that blocks, or wakes a FIFO writer,
+		// or runs a driver's open routine).
+		fd, err = syscallcompat.OpenFileAt(dirfd, name, unix.O_RDONLY)
 		return err
 	})
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ELOOP) {
+		return nil, 0, syscall.EPERM // no longer a regular file
+	}
 	if err != nil {
 		return nil, 0, rn.errno("Open", fmt.Errorf("open %q: %w", pPath, err))
 	}
@@ -332,10 +338,6 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	if err := syscallcompat.Fstat(fd, &st); err != nil {
 		syscallcompat.Close(fd)
 		return nil, 0, rn.errno("Open", err)
-	}
-	if kindOf(st.Mode) != kindFile {
-		syscallcompat.Close(fd)
-		return nil, 0, syscall.EPERM
 	}
 	if n.kind == kindConfig {
 		return &fileHandle{rn: rn, fd: fd, raw: true}, 0, 0

@@ -1,0 +1,58 @@
+package fusefrontend_reverse
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestOpenSwappedFifo: a plaintext file replaced by a FIFO after the
+// kernel cached it as a regular file must not be opened at all. Opening a
+// FIFO, even with O_NONBLOCK, is observable: it wakes a writer blocked in
+// open(2), which the test plays.
+func TestOpenSwappedFifo(t *testing.T) {
+	plain := t.TempDir()
+	p := filepath.Join(plain, "f")
+	mustWriteFile(t, p, []byte("data"))
+	m, rn := mountReverse(t, tv14Config(), Args{PlainDir: plain})
+	enc, err := rn.EncryptPath("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(m.path(enc)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(p, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	writerDone := make(chan struct{})
+	go func() {
+		if fd, err := unix.Open(p, unix.O_WRONLY, 0); err == nil {
+			unix.Close(fd)
+		}
+		close(writerDone)
+	}()
+	t.Cleanup(func() {
+		// Release the writer if it is still waiting.
+		if fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+			<-writerDone
+			unix.Close(fd)
+		}
+	})
+	time.Sleep(100 * time.Millisecond) // let the writer block in open
+	if f, err := os.Open(m.path(enc)); err == nil {
+		f.Close()
+		t.Error("opening a file that became a FIFO succeeded")
+	}
+	select {
+	case <-writerDone:
+		t.Fatal("the mount opened the FIFO (a blocked writer woke up)")
+	case <-time.After(200 * time.Millisecond):
+	}
+}
