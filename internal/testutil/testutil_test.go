@@ -274,3 +274,16 @@ func TestBinaryName(t *testing.T) {
 		t.Errorf("BuildTags() = %q", tags)
 	}
 }
+
+func TestWaitFor(t *testing.T) {
+	n := 0
+	if !WaitFor(time.Second, func() bool { n++; return n == 3 }) {
+		t.Error("WaitFor gave up")
+	}
+	if WaitFor(120*time.Millisecond, func() bool { return false }) {
+		t.Error("WaitFor of false succeeded")
+	}
+	if d := NewDir(t, "x"); filepath.Base(d) != "x" {
+		t.Errorf("NewDir: %s", d)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"gocryptfs/internal/testutil"
 )
 
 // TestBackendsEndToEnd mounts filesystems of every cipher with
@@ -13,7 +15,7 @@ import (
 // reads, through the mount. In a build without OpenSSL only false runs.
 func TestBackendsEndToEnd(t *testing.T) {
 	backends := []string{"-openssl=false", "-openssl=true"}
-	if buildTags() == "without_openssl" {
+	if testutil.BuildTags() == "without_openssl" {
 		backends = backends[:1]
 	}
 	data := make([]byte, 3<<20+1234) // several parallel batches and a partial block
@@ -40,7 +42,7 @@ func TestBackendsEndToEnd(t *testing.T) {
 					t.Fatal(err)
 				}
 				f.Close()
-				unmount(t, mnt)
+				testutil.UnmountDir(t, mnt)
 				want := append([]byte(nil), data...)
 				copy(want[4000:], data[:10000])
 				for _, reader := range backends {
@@ -49,7 +51,7 @@ func TestBackendsEndToEnd(t *testing.T) {
 					if err != nil || !bytes.Equal(got, want) {
 						t.Errorf("written with %s, read with %s: %d bytes, equal=%v, err=%v", writer, reader, len(got), bytes.Equal(got, want), err)
 					}
-					unmount(t, mnt)
+					testutil.UnmountDir(t, mnt)
 				}
 			}
 		})

@@ -11,10 +11,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gocryptfs/internal/testutil"
 )
 
 func TestMountErrors(t *testing.T) {
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	good := initFS(t)
 
 	damaged := initFS(t)
@@ -67,11 +69,11 @@ func TestMountErrors(t *testing.T) {
 				}
 			}
 			r := run(t, c.args...)
-			if isMounted(t, mnt) {
-				unmount(t, mnt)
+			if testutil.IsMounted(mnt) {
+				testutil.UnmountDir(t, mnt)
 				t.Fatal("mounted despite the error")
 			}
-			expect(t, r, c.code, c.want...)
+			testutil.Expect(t, r, c.code, c.want...)
 		})
 	}
 }
@@ -79,7 +81,7 @@ func TestMountErrors(t *testing.T) {
 func TestMountReadWrite(t *testing.T) {
 	dir := initFS(t)
 	mnt := mountFS(t, dir, "-extpass", "echo test")
-	line := mountInfoLine(t, mnt)
+	line := testutil.MountLine(mnt)
 	for _, w := range []string{dir + " ", " fuse.gocryptfs ", "rw", "nosuid", "nodev", "max_read=1048576"} {
 		if !strings.Contains(line, w) {
 			t.Errorf("mount line %q lacks %q", line, w)
@@ -133,7 +135,7 @@ func TestMountOptionForms(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			requireFuse(t)
+			testutil.RequireFuse(t)
 			mnt := newDir(t)
 			for i, a := range c.args {
 				if a == "MNT" {
@@ -141,9 +143,9 @@ func TestMountOptionForms(t *testing.T) {
 				}
 			}
 			r := run(t, c.args...)
-			t.Cleanup(func() { unmount(t, mnt) })
-			expect(t, r, 0)
-			line := mountInfoLine(t, mnt)
+			t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
+			testutil.Expect(t, r, 0)
+			line := testutil.MountLine(mnt)
 			opts := strings.Fields(line)[3]
 			if isRO := strings.HasPrefix(opts, "ro"); isRO != c.ro {
 				t.Errorf("ro=%v, want %v: %s", isRO, c.ro, line)
@@ -173,7 +175,7 @@ func TestForceOwner(t *testing.T) {
 	if st.Uid != 1234 || st.Gid != 5678 {
 		t.Errorf("owner %d:%d", st.Uid, st.Gid)
 	}
-	if line := mountInfoLine(t, mnt); !strings.Contains(line, "allow_other") || !strings.Contains(line, "default_permissions") {
+	if line := testutil.MountLine(mnt); !strings.Contains(line, "allow_other") || !strings.Contains(line, "default_permissions") {
 		t.Errorf("-force_owner must imply -allow_other: %s", line)
 	}
 }
@@ -193,38 +195,47 @@ func TestDaemon(t *testing.T) {
 	if out, err := exec.Command("fusermount3", "-u", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("fusermount -u: %v %s", err, out)
 	}
-	if !waitFor(5*time.Second, func() bool { return processGone(pid) }) {
+	if !testutil.WaitFor(5*time.Second, func() bool { return processGone(pid) }) {
 		t.Error("background process still running after fusermount -u")
 	}
+}
+
+// startFg mounts a fresh filesystem with -fg, waits until the mount is
+// there and returns the running process, the mount point and the buffer
+// collecting its output. The mount and the process are cleaned up.
+func startFg(t *testing.T) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	testutil.RequireFuse(t)
+	dir := initFS(t)
+	mnt := newDir(t)
+	cmd := exec.Command(gocryptfsBin, "-fg", "-extpass", "echo test", dir, mnt)
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		testutil.UnmountDir(t, mnt)
+		cmd.Process.Kill()
+	})
+	if !testutil.WaitFor(10*time.Second, func() bool { return testutil.IsMounted(mnt) }) {
+		t.Fatal("not mounted")
+	}
+	return cmd, mnt, out
 }
 
 // TestForegroundSignal: a -fg mount unmounts on SIGTERM/SIGINT and exits 15.
 func TestForegroundSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			requireFuse(t)
-			dir := initFS(t)
-			mnt := newDir(t)
-			cmd := exec.Command(gocryptfsBin, "-fg", "-extpass", "echo test", dir, mnt)
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				unmount(t, mnt)
-				cmd.Process.Kill()
-			})
-			if !waitFor(10*time.Second, func() bool { return isMounted(t, mnt) }) {
-				t.Fatal("not mounted")
-			}
+			cmd, mnt, out := startFg(t)
 			cmd.Process.Signal(sig)
-			err := waitExit(cmd, 20*time.Second)
+			err := testutil.WaitExit(cmd, 20*time.Second)
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 15 {
 				t.Fatalf("exit status %v, want 15; output:\n%s", err, out.String())
 			}
-			if isMounted(t, mnt) {
+			if testutil.IsMounted(mnt) {
 				t.Error("still mounted after the signal")
 			}
 		})
@@ -240,37 +251,22 @@ func TestIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(2500 * time.Millisecond)
-	if !isMounted(t, mnt) {
+	if !testutil.IsMounted(mnt) {
 		t.Fatal("unmounted although a file was open")
 	}
 	f.Close()
-	if !waitFor(6*time.Second, func() bool { return !isMounted(t, mnt) }) {
+	if !testutil.WaitFor(6*time.Second, func() bool { return !testutil.IsMounted(mnt) }) {
 		t.Fatal("idle filesystem was not unmounted")
 	}
 }
 
 // TestFgExternalUnmount: a -fg mount exits 0 when unmounted from outside.
 func TestFgExternalUnmount(t *testing.T) {
-	requireFuse(t)
-	dir := initFS(t)
-	mnt := newDir(t)
-	cmd := exec.Command(gocryptfsBin, "-fg", "-extpass", "echo test", dir, mnt)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		unmount(t, mnt)
-		cmd.Process.Kill()
-	})
-	if !waitFor(10*time.Second, func() bool { return isMounted(t, mnt) }) {
-		t.Fatal("not mounted")
-	}
+	cmd, mnt, out := startFg(t)
 	if out, err := exec.Command("fusermount3", "-u", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	if err := waitExit(cmd, 20*time.Second); err != nil {
+	if err := testutil.WaitExit(cmd, 20*time.Second); err != nil {
 		t.Fatalf("exit status %v, want 0; output:\n%s", err, out.String())
 	}
 }

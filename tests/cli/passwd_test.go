@@ -5,22 +5,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gocryptfs/internal/testutil"
 )
 
 // scryptN returns the "N=" value that -info reports.
 func scryptN(t *testing.T, dir string) string {
 	t.Helper()
 	r := run(t, "-info", dir)
-	expect(t, r, 0)
-	i := strings.Index(r.stdout, " N=")
-	return strings.Fields(r.stdout[i+1:])[0]
+	testutil.Expect(t, r, 0)
+	i := strings.Index(r.Stdout, " N=")
+	return strings.Fields(r.Stdout[i+1:])[0]
 }
 
 func TestPasswd(t *testing.T) {
 	dir := initFS(t)
 	conf, _ := os.ReadFile(filepath.Join(dir, "gocryptfs.conf"))
-	r := runWith(t, runOpts{stdin: "test\nnewpw\n"}, "-passwd", dir)
-	expect(t, r, 0, "Decrypting master key", "Please enter your new password.", "Password changed.")
+	r := runWith(t, testutil.RunOptions{Stdin: "test\nnewpw\n"}, "-passwd", dir)
+	testutil.Expect(t, r, 0, "Decrypting master key", "Please enter your new password.", "Password changed.")
 	conf2, _ := os.ReadFile(filepath.Join(dir, "gocryptfs.conf"))
 	if string(conf) == string(conf2) {
 		t.Fatal("config unchanged")
@@ -33,51 +35,51 @@ func TestPasswd(t *testing.T) {
 		t.Errorf("config mode %v", fi.Mode())
 	}
 	// Old password fails, new one works.
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	mnt := newDir(t)
-	expect(t, run(t, "-extpass", "echo test", dir, mnt), 12, "Password incorrect.")
+	testutil.Expect(t, run(t, "-extpass", "echo test", dir, mnt), 12, "Password incorrect.")
 	mountFS(t, dir, "-extpass", "echo newpw")
 }
 
 func TestPasswdOldFromExtpassNewFromStdin(t *testing.T) {
 	dir := initFS(t)
-	expect(t, runWith(t, runOpts{stdin: "second\n"}, "-passwd", "-extpass", "echo test", "-scryptn", "11", dir), 0, "Password changed.")
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "second\n"}, "-passwd", "-extpass", "echo test", "-scryptn", "11", dir), 0, "Password changed.")
 	if n := scryptN(t, dir); n != "N=2048" {
 		t.Errorf("-scryptn 11 not applied: %s", n)
 	}
-	expect(t, runWith(t, runOpts{stdin: "third\n"}, "-passwd", "-passfile", passfile(t, "second"), dir), 0)
-	expect(t, runWith(t, runOpts{stdin: "x\n"}, "-passwd", "-passfile", passfile(t, "second"), dir), 12)
-	expect(t, runWith(t, runOpts{stdin: "x\n"}, "-passwd", "-passfile", passfile(t, "third"), dir), 0)
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "third\n"}, "-passwd", "-passfile", passfile(t, "second"), dir), 0)
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "x\n"}, "-passwd", "-passfile", passfile(t, "second"), dir), 12)
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "x\n"}, "-passwd", "-passfile", passfile(t, "third"), dir), 0)
 }
 
 func TestPasswdErrors(t *testing.T) {
 	dir := initFS(t)
-	expect(t, runWith(t, runOpts{stdin: "wrong\nnew\n"}, "-passwd", dir), 12, "Password incorrect.")
-	expect(t, runWith(t, runOpts{stdin: "test\nnew\n"}, "-passwd", "-scryptn", "9", dir), 13)
-	expect(t, runWith(t, runOpts{stdin: "test\n\n"}, "-passwd", dir), 9)
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "wrong\nnew\n"}, "-passwd", dir), 12, "Password incorrect.")
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "test\nnew\n"}, "-passwd", "-scryptn", "9", dir), 13)
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "test\n\n"}, "-passwd", dir), 9)
 	// A stale temporary file makes the write fail with 24.
 	tmp := filepath.Join(dir, "gocryptfs.conf.tmp")
 	os.WriteFile(tmp, nil, 0o600)
-	expect(t, runWith(t, runOpts{stdin: "test\nnew\n"}, "-passwd", dir), 24)
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "test\nnew\n"}, "-passwd", dir), 24)
 	os.Remove(tmp)
 	// Missing config: 11.
-	expect(t, runWith(t, runOpts{stdin: "test\nnew\n"}, "-passwd", newDir(t)), 11, "Cannot open config file")
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "test\nnew\n"}, "-passwd", newDir(t)), 11, "Cannot open config file")
 }
 
 func TestPasswdMasterkey(t *testing.T) {
 	key := strings.Repeat("ab", 32)
 	dir := newDir(t)
-	expect(t, run(t, "-init", "-scryptn", "10", "-extpass", "echo test", "-masterkey", key, dir), 0)
+	testutil.Expect(t, run(t, "-init", "-scryptn", "10", "-extpass", "echo test", "-masterkey", key, dir), 0)
 	conf := filepath.Join(dir, "gocryptfs.conf")
-	r := runWith(t, runOpts{stdin: "reset\n"}, "-passwd", "-masterkey", key, dir)
-	expect(t, r, 0, `A copy of the old config file has been created at "`+conf+`.bak".`, "Password changed.")
+	r := runWith(t, testutil.RunOptions{Stdin: "reset\n"}, "-passwd", "-masterkey", key, dir)
+	testutil.Expect(t, r, 0, `A copy of the old config file has been created at "`+conf+`.bak".`, "Password changed.")
 	if _, err := os.Stat(conf + ".bak"); err != nil {
 		t.Fatal(err)
 	}
 	// The .bak exists now, so a second reset cannot create it: 7.
-	expect(t, runWith(t, runOpts{stdin: "again\n"}, "-passwd", "-masterkey", key, dir), 7)
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "again\n"}, "-passwd", "-masterkey", key, dir), 7)
 	// The new password unlocks the key.
-	expect(t, runWith(t, runOpts{stdin: "reset\nfinal\n"}, "-passwd", dir), 0)
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "reset\nfinal\n"}, "-passwd", dir), 0)
 }
 
 func TestPasswdFIDO2(t *testing.T) {
@@ -92,6 +94,6 @@ func TestPasswdFIDO2(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(s), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	expect(t, run(t, "-info", dir), 0, "FIDO2")
-	expect(t, runWith(t, runOpts{stdin: "test\nnew\n"}, "-passwd", dir), 1)
+	testutil.Expect(t, run(t, "-info", dir), 0, "FIDO2")
+	testutil.Expect(t, runWith(t, testutil.RunOptions{Stdin: "test\nnew\n"}, "-passwd", dir), 1)
 }

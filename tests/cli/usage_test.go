@@ -6,18 +6,20 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"gocryptfs/internal/testutil"
 )
 
 func TestVersion(t *testing.T) {
 	r := run(t, "-version")
-	expect(t, r, 0)
+	testutil.Expect(t, r, 0)
 	re := regexp.MustCompile(`^gocryptfs ` + regexp.QuoteMeta(testVersion) + `( without_openssl)?; go-fuse v\S+; ` +
 		testBuildDate + ` go\S+( -race)? \w+/\w+\n$`)
-	if !re.MatchString(r.stdout) {
-		t.Errorf("version line %q does not match %v", r.stdout, re)
+	if !re.MatchString(r.Stdout) {
+		t.Errorf("version line %q does not match %v", r.Stdout, re)
 	}
-	if buildTags() == "without_openssl" && !strings.Contains(r.stdout, " without_openssl;") {
-		t.Errorf("without_openssl build not reported: %q", r.stdout)
+	if testutil.BuildTags() == "without_openssl" && !strings.Contains(r.Stdout, " without_openssl;") {
+		t.Errorf("without_openssl build not reported: %q", r.Stdout)
 	}
 }
 
@@ -64,7 +66,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			expect(t, run(t, c.args...), c.code, c.want...)
+			testutil.Expect(t, run(t, c.args...), c.code, c.want...)
 		})
 	}
 }
@@ -72,13 +74,13 @@ func TestUsageErrors(t *testing.T) {
 func TestOpenSSLFlag(t *testing.T) {
 	dir := initFS(t)
 	r := run(t, "-openssl=true", "-info", dir)
-	if buildTags() == "without_openssl" {
-		expect(t, r, 18)
+	if testutil.BuildTags() == "without_openssl" {
+		testutil.Expect(t, r, 18)
 	} else {
-		expect(t, r, 0)
+		testutil.Expect(t, r, 0)
 	}
-	expect(t, run(t, "-openssl=false", "-info", dir), 0)
-	expect(t, run(t, "-openssl", "auto", "-info", dir), 0)
+	testutil.Expect(t, run(t, "-openssl=false", "-info", dir), 0)
+	testutil.Expect(t, run(t, "-openssl", "auto", "-info", dir), 0)
 }
 
 func TestSpeed(t *testing.T) {
@@ -86,10 +88,10 @@ func TestSpeed(t *testing.T) {
 		t.Skip("-speed measures for about 5 s")
 	}
 	r := run(t, "-speed")
-	expect(t, r, 0)
-	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	testutil.Expect(t, r, 0)
+	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if len(lines) != 7 {
-		t.Fatalf("want 7 lines, got %q", r.stdout)
+		t.Fatalf("want 7 lines, got %q", r.Stdout)
 	}
 	if !strings.HasPrefix(lines[0], "gocryptfs "+testVersion) || !strings.HasPrefix(lines[1], "cpu: ") {
 		t.Errorf("header lines %q", lines[:2])
