@@ -150,8 +150,11 @@ func (f *fileHandle) Getattr(ctx context.Context, out *fuse.AttrOut) (errno sysc
 }
 
 // Release closes the plaintext fd.
-func (f *fileHandle) Release(ctx context.Context) syscall.Errno {
+func (f *fileHandle) Release(ctx context.Context) (errno syscall.Errno) {
+	defer fuseutil.Recover(f.rn.log, "Release", &errno)
+	// Close first: a panic in the hook must not leak the fd.
 	syscallcompat.Close(f.fd)
+	f.rn.enter("Release")
 	return 0
 }
 

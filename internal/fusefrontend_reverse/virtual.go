@@ -116,7 +116,9 @@ func (v *virtualNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.At
 // Open allows reading only; the content is served from memory. The page
 // cache is not kept across opens, since a rename in PLAINDIR can change
 // the content.
-func (v *virtualNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+func (v *virtualNode) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFlags uint32, errno syscall.Errno) {
+	defer fuseutil.Recover(v.rn.log, "Open", &errno)
+	v.rn.enter("Open")
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
@@ -126,6 +128,7 @@ func (v *virtualNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, ui
 // Read copies from the in-memory content.
 func (v *virtualNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (res fuse.ReadResult, errno syscall.Errno) {
 	defer fuseutil.Recover(v.rn.log, "Read", &errno)
+	v.rn.enter("Read")
 	if off < 0 {
 		return nil, syscall.EINVAL
 	}
