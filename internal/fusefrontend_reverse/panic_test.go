@@ -47,12 +47,21 @@ func TestPanicEveryOp(t *testing.T) {
 			return statxSync(m.path(enc("dir1") + "/gocryptfs.diriv"))
 		}, false},
 		{"Readdir", func(m *mounted, enc func(string) string) error { _, err := os.ReadDir(m.mnt); return err }, false},
-		{"Open", func(m *mounted, enc func(string) string) error { _, err := os.ReadFile(m.path(enc("hello.txt"))); return err }, false},
-		{"Open", func(m *mounted, enc func(string) string) error { _, err := os.ReadFile(m.path("gocryptfs.diriv")); return err }, false},
+		{"Open", func(m *mounted, enc func(string) string) error {
+			_, err := os.ReadFile(m.path(enc("hello.txt")))
+			return err
+		}, false},
+		{"Open", func(m *mounted, enc func(string) string) error {
+			_, err := os.ReadFile(m.path("gocryptfs.diriv"))
+			return err
+		}, false},
 		{"Read", func(m *mounted, enc func(string) string) error { return readDirect(m.path(enc("hello.txt"))) }, false},
 		{"Read", func(m *mounted, enc func(string) string) error { return readDirect(m.path("gocryptfs.conf")) }, false},
 		{"Read", func(m *mounted, enc func(string) string) error { return readDirect(m.path("gocryptfs.diriv")) }, false},
-		{"Readlink", func(m *mounted, enc func(string) string) error { _, err := os.Readlink(m.path(enc("link1"))); return err }, false},
+		{"Readlink", func(m *mounted, enc func(string) string) error {
+			_, err := os.Readlink(m.path(enc("link1")))
+			return err
+		}, false},
 		{"Getxattr", func(m *mounted, enc func(string) string) error {
 			names := make([]byte, 1024)
 			n, err := unix.Listxattr(m.path(enc("hello.txt")), names)
@@ -67,7 +76,10 @@ func TestPanicEveryOp(t *testing.T) {
 			return err
 		}, false},
 		{"Statfs", func(m *mounted, enc func(string) string) error { return unix.Statfs(m.mnt, new(unix.Statfs_t)) }, false},
-		{"Release", func(m *mounted, enc func(string) string) error { _, err := os.ReadFile(m.path(enc("hello.txt"))); return err }, true},
+		{"Release", func(m *mounted, enc func(string) string) error {
+			_, err := os.ReadFile(m.path(enc("hello.txt")))
+			return err
+		}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.op, func(t *testing.T) {
