@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gocryptfs/internal/testutil"
 )
 
 // cipherTree lists every backing path below dir that stands for a
@@ -42,7 +44,7 @@ func cipherTree(t *testing.T, dir string) []string {
 func TestCtlsockMatchesDisk(t *testing.T) {
 	for _, flags := range [][]string{nil, {"-deterministic-names"}, {"-plaintextnames"}, {"-longnamemax", "62"}, {"-xchacha"}} {
 		t.Run(strings.Join(append([]string{"default"}, flags...), " "), func(t *testing.T) {
-			requireFuse(t)
+			testutil.RequireFuse(t)
 			dir := initFS(t, flags...)
 			sock := filepath.Join(t.TempDir(), "ctl.sock")
 			mnt := mountFS(t, dir, "-ctlsock", sock)
@@ -66,8 +68,8 @@ func TestCtlsockMatchesDisk(t *testing.T) {
 			// Decrypt every name on disk.
 			disk := cipherTree(t, dir)
 			r := xray(t, strings.Join(disk, "\n")+"\n", "-decrypt-paths", sock)
-			expect(t, r, 0)
-			got := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+			testutil.Expect(t, r, 0)
+			got := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 			for i, c := range disk {
 				var want string
 				for p, e := range enc {
@@ -82,9 +84,9 @@ func TestCtlsockMatchesDisk(t *testing.T) {
 			}
 			// -0 gives the same answers.
 			r0 := xray(t, strings.Join(plain, "\x00"), "-encrypt-paths", "-0", sock)
-			expect(t, r0, 0)
-			if r0.stdout != strings.Join(lookup(enc, plain), "\x00")+"\x00" {
-				t.Errorf("-0 output %q", r0.stdout)
+			testutil.Expect(t, r0, 0)
+			if r0.Stdout != strings.Join(lookup(enc, plain), "\x00")+"\x00" {
+				t.Errorf("-0 output %q", r0.Stdout)
 			}
 		})
 	}
@@ -101,10 +103,10 @@ func lookup(m map[string]string, keys []string) []string {
 // TestCtlsockVector: names of the v1.3 and v2.2-deterministic-names
 // reference vectors, and the error/warning lines of CLI.md 8/9.
 func TestCtlsockVector(t *testing.T) {
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	for _, v := range []string{"v1.3", "v2.2-deterministic-names", "v0.9"} {
 		t.Run(v, func(t *testing.T) {
-			dir := copyVector(t, v)
+			dir := testutil.CopyCipherVector(t, v)
 			sock := filepath.Join(t.TempDir(), "ctl.sock")
 			mountFS(t, dir, "-ctlsock", sock)
 			long := "longname_255_" + strings.Repeat("x", 242)
@@ -118,15 +120,15 @@ func TestCtlsockVector(t *testing.T) {
 				t.Errorf("names on disk %q, ctlsock %q", disk, encList)
 			}
 			r := xray(t, enc["status.txt"]+"\n/"+enc["rel"]+"\nnonexist/abc\n/\n", "-decrypt-paths", sock)
-			expect(t, r, 1)
-			if r.stdout != "status.txt\nrel\n" {
-				t.Errorf("stdout %q", r.stdout)
+			testutil.Expect(t, r, 1)
+			if r.Stdout != "status.txt\nrel\n" {
+				t.Errorf("stdout %q", r.Stdout)
 			}
 			wantErr := `warning at input line 2 "/` + enc["rel"] + `": Non-canonical input path '/` + enc["rel"] + `' has been interpreted as '` + enc["rel"] + `'.` + "\n" +
 				`error at input line 3 "nonexist/abc": errno -1: bad message` + "\n" +
 				`error at input line 4 "/": errno -1: empty input after canonicalization` + "\n"
-			if r.stderr != wantErr {
-				t.Errorf("stderr:\n%s\nwant:\n%s", r.stderr, wantErr)
+			if r.Stderr != wantErr {
+				t.Errorf("stderr:\n%s\nwant:\n%s", r.Stderr, wantErr)
 			}
 		})
 	}
@@ -135,13 +137,9 @@ func TestCtlsockVector(t *testing.T) {
 // waitFor polls cond for up to 20 seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for i := 0; i < 400; i++ {
-		if cond() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testutil.WaitFor(20*time.Second, cond) {
+		t.Fatalf("timeout waiting for %s", what)
 	}
-	t.Fatalf("timeout waiting for %s", what)
 }
 
 func isSocket(p string) bool {
@@ -153,9 +151,9 @@ func isSocket(p string) bool {
 // asked for (requests wait until the filesystem is up), answers while
 // mounted, and is removed on unmount.
 func TestCtlsockLifecycle(t *testing.T) {
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	dir := initFS(t)
-	mnt := newDir(t, "mnt")
+	mnt := testutil.NewDir(t, "mnt")
 	sock := filepath.Join(t.TempDir(), "ctl.sock")
 	cmd := exec.Command(gocryptfsBin, "-fg", "-ctlsock", sock, dir, mnt)
 	stdin, err := cmd.StdinPipe()
@@ -169,7 +167,7 @@ func TestCtlsockLifecycle(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		unmount(t, mnt)
+		testutil.UnmountDir(t, mnt)
 		select {
 		case <-exited:
 		case <-time.After(10 * time.Second):
@@ -177,26 +175,26 @@ func TestCtlsockLifecycle(t *testing.T) {
 		}
 	})
 	waitFor(t, "the control socket", func() bool { return isSocket(sock) })
-	if isMounted(mnt) {
+	if testutil.IsMounted(mnt) {
 		t.Fatal("mounted before the password was given")
 	}
 	// A client may connect already; its request is answered once mounted.
-	answer := make(chan result, 1)
+	answer := make(chan testutil.Result, 1)
 	go func() { answer <- xray(t, "a\n", "-encrypt-paths", sock) }()
 	time.Sleep(200 * time.Millisecond)
-	stdin.Write([]byte(testPassword + "\n"))
+	stdin.Write([]byte(testutil.Password + "\n"))
 	stdin.Close()
-	waitFor(t, "the mount", func() bool { return isMounted(mnt) })
+	waitFor(t, "the mount", func() bool { return testutil.IsMounted(mnt) })
 	select {
 	case r := <-answer:
-		expect(t, r, 0)
-		if len(strings.TrimSpace(r.stdout)) != 22 {
-			t.Errorf("answer %q", r.stdout)
+		testutil.Expect(t, r, 0)
+		if len(strings.TrimSpace(r.Stdout)) != 22 {
+			t.Errorf("answer %q", r.Stdout)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("no answer from the control socket")
 	}
-	unmount(t, mnt)
+	testutil.UnmountDir(t, mnt)
 	select {
 	case <-exited:
 		if waitErr != nil {
@@ -214,7 +212,7 @@ func TestCtlsockLifecycle(t *testing.T) {
 // regular file or an unusable directory make the mount fail with exit 20,
 // before any password is read.
 func TestCtlsockPathChecks(t *testing.T) {
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	dir := initFS(t)
 	tmp := t.TempDir()
 
@@ -226,8 +224,8 @@ func TestCtlsockPathChecks(t *testing.T) {
 	ln.SetUnlinkOnClose(false)
 	ln.Close()
 	mnt := mountFS(t, dir, "-ctlsock", stale)
-	expect(t, xray(t, "a\n", "-encrypt-paths", stale), 0)
-	unmount(t, mnt)
+	testutil.Expect(t, xray(t, "a\n", "-encrypt-paths", stale), 0)
+	testutil.UnmountDir(t, mnt)
 
 	live := filepath.Join(tmp, "live")
 	l2, err := net.Listen("unix", live)
@@ -238,12 +236,12 @@ func TestCtlsockPathChecks(t *testing.T) {
 	file := filepath.Join(tmp, "file")
 	os.WriteFile(file, []byte("x"), 0o600)
 	for _, p := range []string{live, file, filepath.Join(tmp, "nonexistent-dir", "sock")} {
-		m := newDir(t, "mnt")
+		m := testutil.NewDir(t, "mnt")
 		// No password source: the socket check must fail before stdin is read.
-		r := runBin(t, opts{stdin: ""}, gocryptfsBin, "-fg", "-ctlsock", p, dir, m)
-		expect(t, r, 20, "control socket")
-		if isMounted(m) {
-			unmount(t, m)
+		r := testutil.Run(t, testutil.RunOptions{Stdin: ""}, gocryptfsBin, "-fg", "-ctlsock", p, dir, m)
+		testutil.Expect(t, r, 20, "control socket")
+		if testutil.IsMounted(m) {
+			testutil.UnmountDir(t, m)
 			t.Errorf("%s: mounted anyway", p)
 		}
 	}
@@ -255,21 +253,21 @@ func TestCtlsockPathChecks(t *testing.T) {
 // TestCtlsockReverse: the reverse view answers like the reverse frontend
 // computes (TV-14 style names are deterministic).
 func TestCtlsockReverse(t *testing.T) {
-	requireFuse(t)
-	plain := newDir(t, "plain")
+	testutil.RequireFuse(t)
+	plain := testutil.NewDir(t, "plain")
 	os.WriteFile(filepath.Join(plain, "hello.txt"), []byte("hello world\n"), 0o644)
 	os.Mkdir(filepath.Join(plain, "dir1"), 0o755)
 	os.WriteFile(filepath.Join(plain, "dir1", "file.txt"), []byte("abc"), 0o644)
-	expect(t, gocryptfs(t, "-init", "-reverse", "-q", "-scryptn", "10", "-extpass", "echo test",
+	testutil.Expect(t, gocryptfs(t, "-init", "-reverse", "-q", "-scryptn", "10", "-extpass", "echo test",
 		"-masterkey=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f", plain), 0)
-	mnt := newDir(t, "mnt")
+	mnt := testutil.NewDir(t, "mnt")
 	sock := filepath.Join(t.TempDir(), "ctl.sock")
 	r := gocryptfs(t, "-reverse", "-q", "-extpass", "echo test", "-ctlsock", sock, plain, mnt)
-	t.Cleanup(func() { unmount(t, mnt) })
-	if r.code != 0 && strings.Contains(r.stderr, "not implemented") {
-		t.Skip("reverse mounts are not wired into the command line yet: ", r.stderr)
+	t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
+	if r.Code != 0 && strings.Contains(r.Stderr, "not implemented") {
+		t.Skip("reverse mounts are not wired into the command line yet: ", r.Stderr)
 	}
-	expect(t, r, 0)
+	testutil.Expect(t, r, 0)
 	// TV-14: names depend only on the master key and the path.
 	enc := cipherPaths(t, sock, []string{"hello.txt", "dir1", "dir1/file.txt"})
 	want := map[string]string{
@@ -286,8 +284,8 @@ func TestCtlsockReverse(t *testing.T) {
 		}
 	}
 	rd := xray(t, "7s5GSiP46Ev-749M2p4GuA/LUBtDMqIDF6AIgI9Cpq3Tg\n", "-decrypt-paths", sock)
-	expect(t, rd, 0)
-	if rd.stdout != "dir1/file.txt\n" {
-		t.Errorf("decrypt: %q", rd.stdout)
+	testutil.Expect(t, rd, 0)
+	if rd.Stdout != "dir1/file.txt\n" {
+		t.Errorf("decrypt: %q", rd.Stdout)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"gocryptfs/internal/testutil"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -63,8 +65,8 @@ func populate(t *testing.T, mnt string) []string {
 func cipherPaths(t *testing.T, sock string, plain []string) map[string]string {
 	t.Helper()
 	r := xray(t, strings.Join(plain, "\n")+"\n", "-encrypt-paths", sock)
-	expect(t, r, 0)
-	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	testutil.Expect(t, r, 0)
+	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if len(lines) != len(plain) {
 		t.Fatalf("got %d answers for %d paths: %v", len(lines), len(plain), r)
 	}
@@ -79,13 +81,13 @@ func cipherPaths(t *testing.T, sock string, plain []string) map[string]string {
 // cipherdir and the ciphertext path of each plaintext path.
 func freshTree(t *testing.T, initFlags ...string) (string, map[string]string) {
 	t.Helper()
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	dir := initFS(t, initFlags...)
 	sock := filepath.Join(t.TempDir(), "ctl.sock")
 	mnt := mountFS(t, dir, "-ctlsock", sock)
 	plain := populate(t, mnt)
 	enc := cipherPaths(t, sock, plain)
-	unmount(t, mnt)
+	testutil.UnmountDir(t, mnt)
 	for p, c := range enc {
 		if _, err := os.Lstat(filepath.Join(dir, c)); err != nil {
 			t.Fatalf("ctlsock says %q is stored as %q, which does not exist: %v", p, c, err)
@@ -94,22 +96,22 @@ func freshTree(t *testing.T, initFlags ...string) (string, map[string]string) {
 	return dir, enc
 }
 
-func fsck(t *testing.T, dir string, extra ...string) result {
+func fsck(t *testing.T, dir string, extra ...string) testutil.Result {
 	t.Helper()
-	return gocryptfs(t, append(append([]string{"-fsck", "-extpass", "echo " + testPassword}, extra...), dir)...)
+	return gocryptfs(t, append(append([]string{"-fsck", "-extpass", "echo " + testutil.Password}, extra...), dir)...)
 }
 
 func TestFsckCleanFresh(t *testing.T) {
 	for _, flags := range [][]string{nil, {"-xchacha"}, {"-aessiv"}, {"-deterministic-names"}, {"-plaintextnames"}, {"-longnamemax", "62"}} {
 		t.Run(strings.Join(append([]string{"default"}, flags...), " "), func(t *testing.T) {
 			dir, _ := freshTree(t, flags...)
-			before := treeSum(t, dir)
+			before := testutil.TreeSum(t, dir)
 			r := fsck(t, dir)
-			expect(t, r, 0, "Checking filesystem...", "fsck summary: no problems found")
-			if r.stderr != "" {
+			testutil.Expect(t, r, 0, "Checking filesystem...", "fsck summary: no problems found")
+			if r.Stderr != "" {
 				t.Errorf("unexpected stderr: %v", r)
 			}
-			if treeSum(t, dir) != before {
+			if testutil.TreeSum(t, dir) != before {
 				t.Error("-fsck modified the cipherdir")
 			}
 		})
@@ -166,9 +168,9 @@ func TestFsckPlantedFaults(t *testing.T) {
 	flip(t, c("hole"), 18+3*4128+20)                                            // block after holes
 	must(os.Truncate(c("empty"), 0))
 
-	before := treeSum(t, dir)
+	before := testutil.TreeSum(t, dir)
 	r := fsck(t, dir)
-	if treeSum(t, dir) != before {
+	if testutil.TreeSum(t, dir) != before {
 		t.Error("-fsck modified the cipherdir")
 	}
 	want := []string{
@@ -184,17 +186,17 @@ func TestFsckPlantedFaults(t *testing.T) {
 		`fsck: error reading file "hole" (inum `, "corrupt block #3",
 		"fsck summary: 10 corrupt files, 0 files skipped",
 	}
-	expect(t, r, 26, want...)
-	if strings.Count(r.stderr, "fsck: ") != 10 {
+	testutil.Expect(t, r, 26, want...)
+	if strings.Count(r.Stderr, "fsck: ") != 10 {
 		t.Errorf("want 10 problem lines and the summary on stderr: %v", r)
 	}
 	// Walk order: sorted plaintext names, the undecryptable root entry first.
 	order := []string{`"foo"`, `on file "dir1"`, `"dir1": "gocryptfs.longname.`, `"dir1/sub"`, `"f10000"`, `"f4096"`, `"hello.txt"`, `"hole"`, `"link1"`, `"xattrfile"`}
 	last := -1
 	for _, o := range order {
-		i := strings.Index(r.stderr, o)
+		i := strings.Index(r.Stderr, o)
 		if i < last {
-			t.Errorf("%s reported out of order:\n%s", o, r.stderr)
+			t.Errorf("%s reported out of order:\n%s", o, r.Stderr)
 		}
 		last = i
 	}
@@ -203,66 +205,54 @@ func TestFsckPlantedFaults(t *testing.T) {
 // TestFsckVectors: every forward reference vector is clean (with the
 // password, and one legacy vector also with -masterkey).
 func TestFsckVectors(t *testing.T) {
-	for _, v := range []struct {
-		name  string
-		extra []string
-	}{
-		{"v0.7", nil},
-		{"v0.7-plaintextnames", nil},
-		{"v0.9", nil},
-		{"v1.1-aessiv", nil},
-		{"v1.3", nil},
-		{"v2.2-deterministic-names", nil},
-		{"v2.2-xchacha", nil},
-		{"v2.2-xchacha-deterministic-names", nil},
-	} {
-		t.Run(v.name, func(t *testing.T) {
-			dir := copyVector(t, v.name)
-			before := treeSum(t, dir)
-			expect(t, fsck(t, dir, v.extra...), 0, "fsck summary: no problems found")
-			if treeSum(t, dir) != before {
+	for _, v := range testutil.ForwardVectors() {
+		t.Run(v.Name, func(t *testing.T) {
+			dir := testutil.CopyCipherVector(t, v.Name)
+			before := testutil.TreeSum(t, dir)
+			testutil.Expect(t, fsck(t, dir), 0, "fsck summary: no problems found")
+			if testutil.TreeSum(t, dir) != before {
 				t.Error("-fsck modified the cipherdir")
 			}
 		})
 	}
 	t.Run("v0.9 -masterkey", func(t *testing.T) {
-		dir := copyVector(t, "v0.9")
-		r := gocryptfs(t, "-fsck", "-raw64=false", "-hkdf=false",
-			"-masterkey=1cafe3f4-bc316466-2214c47c-ecd89bf3-4e078fe4-f5faeea7-8b7cab02-884f5e1c", dir)
-		expect(t, r, 0, "fsck summary: no problems found")
+		dir := testutil.CopyCipherVector(t, "v0.9")
+		v := testutil.VectorNamed(t, "v0.9")
+		r := gocryptfs(t, append([]string{"-fsck", "-masterkey=" + v.MasterKey}, append(v.Flags(), dir)...)...)
+		testutil.Expect(t, r, 0, "fsck summary: no problems found")
 	})
 	t.Run("v1.3 wrong -masterkey", func(t *testing.T) {
 		// Every name and content is then undecryptable.
-		dir := copyVector(t, "v1.3")
+		dir := testutil.CopyCipherVector(t, "v1.3")
 		r := gocryptfs(t, "-fsck", "-masterkey="+strings.Repeat("00", 32), dir)
-		expect(t, r, 26, `fsck: corrupt entry in dir ""`, "fsck summary: ")
+		testutil.Expect(t, r, 26, `fsck: corrupt entry in dir ""`, "fsck summary: ")
 	})
-	for _, old := range []string{"v0.4", "v0.5", "v0.6", "v0.6-plaintextnames"} {
+	for _, old := range testutil.TooOldVectors() {
 		t.Run(old, func(t *testing.T) {
-			expect(t, fsck(t, copyVector(t, old)), 27)
+			testutil.Expect(t, fsck(t, testutil.CopyCipherVector(t, old)), 27)
 		})
 	}
 }
 
 func TestFsckErrors(t *testing.T) {
 	dir := initFS(t)
-	expect(t, gocryptfs(t, "-fsck", "-reverse", "-extpass", "echo test", dir), 1)
-	expect(t, gocryptfs(t, "-fsck", "-extpass", "echo wrong", dir), 12, "Password incorrect.")
-	expect(t, gocryptfs(t, "-fsck", "-extpass", "echo test", filepath.Join(dir, "nonexistent")), 6)
-	expect(t, gocryptfs(t, "-fsck", "-extpass", "echo test", dir, dir), 1)
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-reverse", "-extpass", "echo test", dir), 1)
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-extpass", "echo wrong", dir), 12, "Password incorrect.")
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-extpass", "echo test", filepath.Join(dir, "nonexistent")), 6)
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-extpass", "echo test", dir, dir), 1)
 	// Password sources as for mounting: passfile, stdin, -masterkey.
 	pf := filepath.Join(t.TempDir(), "pw")
 	os.WriteFile(pf, []byte("test\n"), 0o600)
-	expect(t, gocryptfs(t, "-fsck", "-passfile", pf, dir), 0, "no problems found")
-	expect(t, runBin(t, opts{stdin: "test\n"}, gocryptfsBin, "-fsck", dir), 0, "no problems found")
-	mk := strings.TrimSpace(xray(t, "test\n", "-dumpmasterkey", filepath.Join(dir, "gocryptfs.conf")).stdout)
-	expect(t, gocryptfs(t, "-fsck", "-masterkey="+mk, dir), 0, "no problems found")
-	expect(t, gocryptfs(t, "-fsck", "-masterkey=1234", dir), 14)
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-passfile", pf, dir), 0, "no problems found")
+	testutil.Expect(t, testutil.Run(t, testutil.RunOptions{Stdin: "test\n"}, gocryptfsBin, "-fsck", dir), 0, "no problems found")
+	mk := strings.TrimSpace(xray(t, "test\n", "-dumpmasterkey", filepath.Join(dir, "gocryptfs.conf")).Stdout)
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-masterkey="+mk, dir), 0, "no problems found")
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-masterkey=1234", dir), 14)
 	// -q silences the informational lines but not the result.
 	r := gocryptfs(t, "-fsck", "-q", "-extpass", "echo test", dir)
-	expect(t, r, 0)
-	if r.stdout != "" {
-		t.Errorf("-q: stdout %q", r.stdout)
+	testutil.Expect(t, r, 0)
+	if r.Stdout != "" {
+		t.Errorf("-q: stdout %q", r.Stdout)
 	}
 }
 
@@ -280,7 +270,7 @@ func TestFsckSignal(t *testing.T) {
 		names = append(names, fmt.Sprintf("d%04d", i))
 	}
 	enc := cipherPaths(t, sock, names)
-	unmount(t, mnt)
+	testutil.UnmountDir(t, mnt)
 	// Each directory gets the root's IV, so that the root-level names
 	// are valid in it too; it holds 100 empty files.
 	for _, nm := range names {

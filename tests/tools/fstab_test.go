@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gocryptfs/internal/testutil"
 )
 
 // requireMount skips unless mount(8)-style helpers can be used: FUSE,
 // root, and the mount and mount.fuse3 programs.
 func requireMount(t *testing.T) {
 	t.Helper()
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	if os.Geteuid() != 0 {
 		t.Skip("mount(8) needs root")
 	}
@@ -34,11 +36,11 @@ func runCmd(name string, args ...string) (string, error) {
 func checkFstabMount(t *testing.T, dir, mnt string, mountCmd []string, sock string) {
 	t.Helper()
 	out, err := runCmd(mountCmd[0], mountCmd[1:]...)
-	t.Cleanup(func() { unmount(t, mnt) })
+	t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
 	if err != nil {
 		t.Fatalf("%q failed: %v\n%s", mountCmd, err, out)
 	}
-	line := mountsLine(mnt)
+	line := testutil.MountLine(mnt)
 	if !strings.Contains(line, " fuse.gocryptfs ") {
 		t.Fatalf("not mounted as fuse.gocryptfs: %q", line)
 	}
@@ -50,15 +52,15 @@ func checkFstabMount(t *testing.T, dir, mnt string, mountCmd []string, sock stri
 	}
 	if sock != "" {
 		r := xray(t, "hello.txt\n", "-encrypt-paths", sock)
-		expect(t, r, 0)
-		if _, err := os.Stat(filepath.Join(dir, strings.TrimSpace(r.stdout))); err != nil {
-			t.Errorf("ctlsock answer %q is not on disk: %v", r.stdout, err)
+		testutil.Expect(t, r, 0)
+		if _, err := os.Stat(filepath.Join(dir, strings.TrimSpace(r.Stdout))); err != nil {
+			t.Errorf("ctlsock answer %q is not on disk: %v", r.Stdout, err)
 		}
 	}
 	if out, err := runCmd("umount", mnt); err != nil {
 		t.Fatalf("umount: %v\n%s", err, out)
 	}
-	waitFor(t, "the unmount", func() bool { return !isMounted(mnt) })
+	waitFor(t, "the unmount", func() bool { return !testutil.IsMounted(mnt) })
 }
 
 // TestFstab mounts the way /etc/fstab and systemd do (CLI.md 5.4): through
@@ -70,13 +72,13 @@ func TestFstab(t *testing.T) {
 	requireMount(t)
 	dir := initFS(t)
 	pf := filepath.Join(t.TempDir(), "pass")
-	if err := os.WriteFile(pf, []byte(testPassword+"\n"), 0o400); err != nil {
+	if err := os.WriteFile(pf, []byte(testutil.Password+"\n"), 0o400); err != nil {
 		t.Fatal(err)
 	}
 	fsType := "fuse." + gocryptfsBin
 
 	t.Run("mount -t", func(t *testing.T) {
-		mnt := newDir(t, "mnt")
+		mnt := testutil.NewDir(t, "mnt")
 		sock := filepath.Join(t.TempDir(), "ctl.sock")
 		checkFstabMount(t, dir, mnt, []string{"mount", "-t", fsType, dir, mnt, "-o",
 			"passfile=" + pf + ",allow_other,nofail,_netdev,defaults,x-systemd.automount,x-systemd.requires=foo.service,rw,exec,ctlsock=" + sock}, sock)
@@ -85,7 +87,7 @@ func TestFstab(t *testing.T) {
 		}
 	})
 	t.Run("fstab file", func(t *testing.T) {
-		mnt := newDir(t, "mnt")
+		mnt := testutil.NewDir(t, "mnt")
 		tab := filepath.Join(t.TempDir(), "fstab")
 		line := dir + " " + mnt + " " + fsType + " nofail,allow_other,passfile=" + pf + ",x-systemd.automount 0 0\n"
 		if err := os.WriteFile(tab, []byte("# test fstab\n"+line), 0o644); err != nil {
@@ -95,15 +97,15 @@ func TestFstab(t *testing.T) {
 	})
 	t.Run("mount.fuse3", func(t *testing.T) {
 		// Called directly, the helper passes defaults and x-* options on.
-		mnt := newDir(t, "mnt")
+		mnt := testutil.NewDir(t, "mnt")
 		checkFstabMount(t, dir, mnt, []string{"mount.fuse3", dir, mnt, "-t", gocryptfsBin, "-o",
 			"defaults,nofail,_netdev,x-systemd.automount,x-systemd.device-timeout=10,passfile=" + pf + ",ko=noatime"}, "")
 	})
 	t.Run("unknown option fails", func(t *testing.T) {
-		mnt := newDir(t, "mnt")
+		mnt := testutil.NewDir(t, "mnt")
 		out, err := runCmd("mount", "-t", fsType, dir, mnt, "-o", "passfile="+pf+",noatime")
-		t.Cleanup(func() { unmount(t, mnt) })
-		if err == nil || isMounted(mnt) {
+		t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
+		if err == nil || testutil.IsMounted(mnt) {
 			t.Errorf("mount with an unknown option succeeded: %s", out)
 		}
 		if !strings.Contains(out, "unknown flag: --noatime") {
@@ -111,12 +113,12 @@ func TestFstab(t *testing.T) {
 		}
 	})
 	t.Run("wrong password fails", func(t *testing.T) {
-		mnt := newDir(t, "mnt")
+		mnt := testutil.NewDir(t, "mnt")
 		bad := filepath.Join(t.TempDir(), "bad")
 		os.WriteFile(bad, []byte("wrong\n"), 0o400)
 		out, err := runCmd("mount", "-t", fsType, dir, mnt, "-o", "nofail,passfile="+bad)
-		t.Cleanup(func() { unmount(t, mnt) })
-		if err == nil || isMounted(mnt) || !strings.Contains(out, "Password incorrect.") {
+		t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
+		if err == nil || testutil.IsMounted(mnt) || !strings.Contains(out, "Password incorrect.") {
 			t.Errorf("mount with a wrong password: %v %s", err, out)
 		}
 	})
@@ -128,8 +130,8 @@ func TestFstabOptionsParsing(t *testing.T) {
 	dir := initFS(t)
 	for _, o := range []string{"nofail", "_netdev", "defaults", "x-systemd.automount", "x-systemd.requires=a.service", "x-gvfs-show", "dev", "suid", "rw", "exec"} {
 		r := gocryptfs(t, "-info", dir, "-o", o)
-		expect(t, r, 0, "FeatureFlags:")
+		testutil.Expect(t, r, 0, "FeatureFlags:")
 	}
-	expect(t, gocryptfs(t, "-info", dir, "-o", "noatime"), 1, "unknown flag: --noatime")
-	expect(t, gocryptfs(t, "-info", dir, "-o", "xsystemd"), 1, "unknown flag: --xsystemd")
+	testutil.Expect(t, gocryptfs(t, "-info", dir, "-o", "noatime"), 1, "unknown flag: --noatime")
+	testutil.Expect(t, gocryptfs(t, "-info", dir, "-o", "xsystemd"), 1, "unknown flag: --xsystemd")
 }

@@ -10,15 +10,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gocryptfs/internal/testutil"
 )
 
 // dumpKey returns the master key unlocked with pw, or "" if pw is wrong.
 func dumpKey(t *testing.T, dir, pw string) string {
 	t.Helper()
 	r := xray(t, pw+"\n", "-dumpmasterkey", filepath.Join(dir, "gocryptfs.conf"))
-	switch r.code {
+	switch r.Code {
 	case 0:
-		return strings.TrimSpace(r.stdout)
+		return strings.TrimSpace(r.Stdout)
 	case 8:
 		return ""
 	}
@@ -27,42 +29,42 @@ func dumpKey(t *testing.T, dir, pw string) string {
 }
 
 func TestPasswdChange(t *testing.T) {
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	dir := initFS(t)
 	key := dumpKey(t, dir, "test")
 	mnt := mountFS(t, dir)
 	os.WriteFile(filepath.Join(mnt, "f"), []byte("content"), 0o644)
-	unmount(t, mnt)
+	testutil.UnmountDir(t, mnt)
 
 	// Old password on line 1, new on line 2.
-	r := runBin(t, opts{stdin: "test\nnew\n"}, gocryptfsBin, "-passwd", dir)
-	expect(t, r, 0, "Password changed.")
+	r := testutil.Run(t, testutil.RunOptions{Stdin: "test\nnew\n"}, gocryptfsBin, "-passwd", dir)
+	testutil.Expect(t, r, 0, "Password changed.")
 	if k := dumpKey(t, dir, "new"); k != key {
 		t.Errorf("new password unlocks %q, want the old master key %q", k, key)
 	}
 	if k := dumpKey(t, dir, "test"); k != "" {
 		t.Error("the old password still unlocks the config")
 	}
-	m := newDir(t, "mnt2")
-	expect(t, gocryptfs(t, "-extpass", "echo test", dir, m), 12, "Password incorrect.")
+	m := testutil.NewDir(t, "mnt2")
+	testutil.Expect(t, gocryptfs(t, "-extpass", "echo test", dir, m), 12, "Password incorrect.")
 	r = gocryptfs(t, "-extpass", "echo new", dir, m)
-	t.Cleanup(func() { unmount(t, m) })
-	expect(t, r, 0)
+	t.Cleanup(func() { testutil.UnmountDir(t, m) })
+	testutil.Expect(t, r, 0)
 	if b, err := os.ReadFile(filepath.Join(m, "f")); err != nil || string(b) != "content" {
 		t.Errorf("read back %q, %v", b, err)
 	}
-	unmount(t, m)
-	expect(t, gocryptfs(t, "-fsck", "-extpass", "echo new", dir), 0, "no problems found")
-	expect(t, gocryptfs(t, "-fsck", "-extpass", "echo test", dir), 12)
+	testutil.UnmountDir(t, m)
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-extpass", "echo new", dir), 0, "no problems found")
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-extpass", "echo test", dir), 12)
 
 	// The old password may also come from -extpass; the new one from stdin.
-	expect(t, runBin(t, opts{stdin: "third\n"}, gocryptfsBin, "-passwd", "-extpass", "echo new", dir), 0)
+	testutil.Expect(t, testutil.Run(t, testutil.RunOptions{Stdin: "third\n"}, gocryptfsBin, "-passwd", "-extpass", "echo new", dir), 0)
 	if k := dumpKey(t, dir, "third"); k != key {
 		t.Errorf("third password unlocks %q", k)
 	}
 	// A wrong old password changes nothing.
 	before, _ := os.ReadFile(filepath.Join(dir, "gocryptfs.conf"))
-	expect(t, runBin(t, opts{stdin: "wrong\nfourth\n"}, gocryptfsBin, "-passwd", dir), 12)
+	testutil.Expect(t, testutil.Run(t, testutil.RunOptions{Stdin: "wrong\nfourth\n"}, gocryptfsBin, "-passwd", dir), 12)
 	if after, _ := os.ReadFile(filepath.Join(dir, "gocryptfs.conf")); !bytes.Equal(before, after) {
 		t.Error("config changed after a wrong old password")
 	}
@@ -160,8 +162,8 @@ func TestPasswdKilledAnytime(t *testing.T) {
 		}
 		if _, err := os.Lstat(conf + ".tmp"); err == nil {
 			t.Logf("delay %v: killed between write and rename, stale .tmp left", delay)
-			r := runBin(t, opts{stdin: cur + "\nother\n"}, gocryptfsBin, "-passwd", dir)
-			expect(t, r, 24, "gocryptfs.conf.tmp", "file exists")
+			r := testutil.Run(t, testutil.RunOptions{Stdin: cur + "\nother\n"}, gocryptfsBin, "-passwd", dir)
+			testutil.Expect(t, r, 24, "gocryptfs.conf.tmp", "file exists")
 			os.Remove(conf + ".tmp")
 		}
 	}
@@ -174,7 +176,7 @@ func TestPasswdKilledAnytime(t *testing.T) {
 // temporary file was written) does not affect unlocking; -passwd refuses
 // with a message naming the file (exit 24) and changes nothing.
 func TestPasswdStaleTmp(t *testing.T) {
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	dir := initFS(t)
 	conf := filepath.Join(dir, "gocryptfs.conf")
 	before, _ := os.ReadFile(conf)
@@ -182,8 +184,8 @@ func TestPasswdStaleTmp(t *testing.T) {
 	if err := os.WriteFile(conf+".tmp", half, 0o400); err != nil {
 		t.Fatal(err)
 	}
-	r := runBin(t, opts{stdin: "test\nnew\n"}, gocryptfsBin, "-passwd", dir)
-	expect(t, r, 24, conf+".tmp", "file exists")
+	r := testutil.Run(t, testutil.RunOptions{Stdin: "test\nnew\n"}, gocryptfsBin, "-passwd", dir)
+	testutil.Expect(t, r, 24, conf+".tmp", "file exists")
 	if after, _ := os.ReadFile(conf); !bytes.Equal(before, after) {
 		t.Error("config changed")
 	}
@@ -191,9 +193,9 @@ func TestPasswdStaleTmp(t *testing.T) {
 		t.Error("the stale .tmp was modified")
 	}
 	mountFS(t, dir) // the old password still works
-	expect(t, gocryptfs(t, "-fsck", "-extpass", "echo test", dir), 0, "no problems found")
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-extpass", "echo test", dir), 0, "no problems found")
 	os.Remove(conf + ".tmp")
-	expect(t, runBin(t, opts{stdin: "test\nnew\n"}, gocryptfsBin, "-passwd", dir), 0, "Password changed.")
+	testutil.Expect(t, testutil.Run(t, testutil.RunOptions{Stdin: "test\nnew\n"}, gocryptfsBin, "-passwd", dir), 0, "Password changed.")
 	if dumpKey(t, dir, "new") == "" {
 		t.Error("new password does not unlock after removing the stale .tmp")
 	}
