@@ -60,7 +60,7 @@ func TestCorruption(t *testing.T) {
 		errIs(t, err, syscall.EIO, "read flipped file")
 	}
 	fh.Close()
-	if n := tf.logs.countLines("corrupt block #0"); n != 1 {
+	if n := tf.logs.CountLines("corrupt block #0"); n != 1 {
 		t.Fatalf("%d log lines for the corrupt block, want 1:\n%s", n, tf.logs)
 	}
 	if st := statOf(t, tf.path("flip")); st.Size != 5000 {
@@ -98,7 +98,7 @@ func TestCorruption(t *testing.T) {
 	}
 	_, err = os.ReadFile(tf.path("hdr"))
 	errIs(t, err, syscall.EIO, "read bad header")
-	if tf.logs.countLines("invalid version, want=2 have=3") == 0 {
+	if tf.logs.CountLines("invalid version, want=2 have=3") == 0 {
 		t.Fatalf("bad header not logged:\n%s", tf.logs)
 	}
 

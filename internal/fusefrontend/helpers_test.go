@@ -1,13 +1,9 @@
 package fusefrontend
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,36 +14,8 @@ import (
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/testutil"
 )
-
-// lockedBuffer collects log output from concurrent FUSE requests.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// countLines counts log lines containing substr.
-func (l *lockedBuffer) countLines(substr string) int {
-	n := 0
-	for line := range strings.SplitSeq(l.String(), "\n") {
-		if strings.Contains(line, substr) {
-			n++
-		}
-	}
-	return n
-}
 
 // testConfig selects the filesystem variant a test mounts.
 type testConfig struct {
@@ -69,21 +37,14 @@ type testFS struct {
 	mnt, cipher string
 	rn          *RootNode
 	srv         *fuse.Server
-	logs        *lockedBuffer
-}
-
-func requireFuse(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("/dev/fuse not available:", err)
-	}
+	logs        *testutil.SyncBuffer
 }
 
 // mountFS creates a CIPHERDIR with a zero master key, mounts it on a temp
 // dir and unmounts it in t.Cleanup.
 func mountFS(t testing.TB, cfg testConfig) *testFS {
 	t.Helper()
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	cipherDir := t.TempDir()
 	return mountExisting(t, cfg, cipherDir, true)
 }
@@ -96,7 +57,7 @@ func mountExisting(t testing.TB, cfg testConfig, cipherDir string, init bool) *t
 // mountExistingOpts mounts cipherDir; mo, if set, adjusts the mount options.
 func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool, mo func(*fuse.MountOptions)) *testFS {
 	t.Helper()
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	mnt := t.TempDir()
 	key := make([]byte, cryptocore.KeyLen)
 	if cfg.masterKey != nil {
@@ -130,7 +91,7 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 		}
 		unix.Close(fd)
 	}
-	logs := &lockedBuffer{}
+	logs := &testutil.SyncBuffer{}
 	args := cfg.args
 	args.CipherDir = cipherDir
 	args.PlaintextNames = cfg.plaintextNames
@@ -162,18 +123,7 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 	}
 	tf := &testFS{mnt: mnt, cipher: cipherDir, rn: rn, srv: srv, logs: logs}
 	t.Cleanup(func() {
-		var err error
-		for range 50 {
-			if err = srv.Unmount(); err == nil {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if err != nil {
-			t.Errorf("unmount %s: %v", mnt, err)
-			// Lazy unmount so the temp dir cleanup does not hang.
-			syscall.Unmount(mnt, unix.MNT_DETACH)
-		}
+		testutil.Unmount(t, mnt, srv.Unmount)
 		srv.Wait()
 		rn.Close()
 		if t.Failed() {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"gocryptfs/internal/testutil"
+
 	"github.com/hanwen/go-fuse/v2/posixtest"
 )
 
@@ -15,7 +17,7 @@ import (
 // implemented: EOPNOTSUPP) and XAttrLarge (the backing ext4 cannot store
 // such large values; encryption adds 32..40 bytes to each).
 func TestPosix(t *testing.T) {
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	names := make([]string, 0, len(posixtest.All))
 	for name := range posixtest.All {
 		names = append(names, name)

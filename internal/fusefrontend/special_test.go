@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/testutil"
 )
 
 func TestPlaintextNamesReserved(t *testing.T) {
@@ -87,10 +88,10 @@ func TestHiddenAndBadNames(t *testing.T) {
 			t.Fatalf("listing %v", got)
 		}
 	}
-	if n := tf.logs.countLines("not-base64!"); n != 1 {
+	if n := tf.logs.CountLines("not-base64!"); n != 1 {
 		t.Fatalf("%d warnings for not-base64!, want 1:\n%s", n, tf.logs)
 	}
-	if n := tf.logs.countLines("QUJD"); n != 1 {
+	if n := tf.logs.CountLines("QUJD"); n != 1 {
 		t.Fatalf("%d warnings for QUJD, want 1", n)
 	}
 	// A long name whose .name file is missing is hidden too.
@@ -229,7 +230,7 @@ func TestAllowOtherOwnership(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	cipher := t.TempDir()
 	os.Chmod(cipher, 0o777)
 	tf := mountExistingOpts(t, testConfig{args: Args{AllowOther: true}}, cipher, true, func(o *fuse.MountOptions) {
