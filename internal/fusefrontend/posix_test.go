@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"gocryptfs/internal/testutil"
-
 	"github.com/hanwen/go-fuse/v2/posixtest"
+
+	"gocryptfs/internal/testutil"
 )
 
 // TestPosix runs go-fuse's POSIX conformance suite, each case on a fresh

@@ -20,12 +20,13 @@ import (
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/testutil"
 )
 
 func TestNewRootNodeErrors(t *testing.T) {
 	_, nt, ce := newCrypto(t, tv14Config())
 	dir := t.TempDir()
-	gcm, err := cryptocore.New(tv14Key(), cryptocore.Options{Cipher: cryptocore.AESGCM, HKDF: true})
+	gcm, err := cryptocore.New(testutil.MasterKey(), cryptocore.Options{Cipher: cryptocore.AESGCM, HKDF: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestNewRootNodeErrors(t *testing.T) {
 // as gocryptfs.conf and a real gocryptfs.conf under an inaccessible
 // collision name; a custom config disables both.
 func TestPlaintextNamesConfig(t *testing.T) {
-	cfg := fsConfig{masterKey: tv14Key(), hkdf: true, plaintextNames: true}
+	cfg := fsConfig{masterKey: testutil.MasterKey(), hkdf: true, plaintextNames: true}
 	plain := t.TempDir()
 	mustWriteFile(t, filepath.Join(plain, ReverseConfName), []byte("the config"))
 	mustWriteFile(t, filepath.Join(plain, "gocryptfs.conf"), []byte("a plaintext file"))
@@ -214,7 +215,7 @@ func TestPanicGivesEIO(t *testing.T) {
 // -one-file-system it is shown empty (apart from gocryptfs.diriv), without
 // it its entries appear with inode numbers from another namespace.
 func TestOneFileSystem(t *testing.T) {
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	plain := t.TempDir()
 	sub := filepath.Join(plain, "mnt")
 	mustMkdir(t, sub)

@@ -1,43 +1,20 @@
 package fusefrontend_reverse
 
 import (
-	"bytes"
-	"encoding/hex"
 	"log/slog"
 	"os"
-	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/testutil"
 )
-
-// lockedBuffer collects log output from concurrent FUSE requests.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // fsConfig describes the crypto settings of a filesystem under test.
 type fsConfig struct {
@@ -47,31 +24,6 @@ type fsConfig struct {
 	plaintextNames bool
 	deterministic  bool
 	longNameMax    int
-}
-
-// tv14Key is the master key of all FORMAT.md test vectors.
-func tv14Key() []byte {
-	k := make([]byte, cryptocore.KeyLen)
-	for i := range k {
-		k[i] = byte(i)
-	}
-	return k
-}
-
-func parseKey(t testing.TB, s string) []byte {
-	t.Helper()
-	k, err := hex.DecodeString(strings.ReplaceAll(s, "-", ""))
-	if err != nil || len(k) != cryptocore.KeyLen {
-		t.Fatalf("bad master key %q: %v", s, err)
-	}
-	return k
-}
-
-func requireFuse(t testing.TB) {
-	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("/dev/fuse not available:", err)
-	}
 }
 
 // newCrypto builds the AES-SIV NameTransform and ContentEnc for cfg.
@@ -100,7 +52,7 @@ func newCrypto(t testing.TB, cfg fsConfig) (*cryptocore.CryptoCore, *nametransfo
 // mounted is a mounted filesystem under test.
 type mounted struct {
 	mnt  string
-	logs *lockedBuffer
+	logs *testutil.SyncBuffer
 }
 
 func (m *mounted) path(p string) string {
@@ -113,7 +65,7 @@ func (m *mounted) path(p string) string {
 // serve mounts root on a fresh temp dir and unmounts it in t.Cleanup
 // (cleanups run in reverse order, so a mount stacked on top of another one
 // goes first).
-func serve(t testing.TB, root fs.InodeEmbedder, rootAttr *fs.StableAttr, name string, logs *lockedBuffer, closeFn func()) *mounted {
+func serve(t testing.TB, root fs.InodeEmbedder, rootAttr *fs.StableAttr, name string, logs *testutil.SyncBuffer, closeFn func()) *mounted {
 	t.Helper()
 	mnt := t.TempDir()
 	sec := time.Second
@@ -132,17 +84,7 @@ func serve(t testing.TB, root fs.InodeEmbedder, rootAttr *fs.StableAttr, name st
 		t.Fatalf("mount %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		var err error
-		for range 50 {
-			if err = srv.Unmount(); err == nil {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if err != nil {
-			t.Errorf("unmount %s: %v", mnt, err)
-			syscall.Unmount(mnt, unix.MNT_DETACH)
-		}
+		testutil.Unmount(t, mnt, srv.Unmount)
 		srv.Wait()
 		if closeFn != nil {
 			closeFn()
@@ -158,9 +100,9 @@ func serve(t testing.TB, root fs.InodeEmbedder, rootAttr *fs.StableAttr, name st
 // runs on the RootNode before mounting.
 func mountReverse(t testing.TB, cfg fsConfig, args Args, setup ...func(*RootNode)) (*mounted, *RootNode) {
 	t.Helper()
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	_, nt, ce := newCrypto(t, cfg)
-	logs := &lockedBuffer{}
+	logs := &testutil.SyncBuffer{}
 	args.PlaintextNames = cfg.plaintextNames
 	args.DeterministicNames = cfg.deterministic
 	args.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -178,9 +120,9 @@ func mountReverse(t testing.TB, cfg fsConfig, args Args, setup ...func(*RootNode
 // mountForward mounts cipherDir (a reverse view) in forward mode.
 func mountForward(t testing.TB, cfg fsConfig, cipherDir string) *mounted {
 	t.Helper()
-	requireFuse(t)
+	testutil.RequireFuse(t)
 	_, nt, ce := newCrypto(t, cfg)
-	logs := &lockedBuffer{}
+	logs := &testutil.SyncBuffer{}
 	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{
 		CipherDir:          cipherDir,
 		PlaintextNames:     cfg.plaintextNames,

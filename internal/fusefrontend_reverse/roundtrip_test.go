@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/syscallcompat"
+	"gocryptfs/internal/testutil"
 )
 
 // treeGen builds a random plaintext tree from a fixed seed.
@@ -269,10 +270,10 @@ func TestRoundTrip(t *testing.T) {
 		name string
 		cfg  fsConfig
 	}{
-		{"default", fsConfig{masterKey: tv14Key(), hkdf: true}},
-		{"deterministic names", fsConfig{masterKey: tv14Key(), hkdf: true, deterministic: true}},
-		{"plaintext names", fsConfig{masterKey: tv14Key(), hkdf: true, plaintextNames: true, padded64: true}},
-		{"legacy, longnamemax 62", fsConfig{masterKey: tv14Key(), padded64: true, longNameMax: 62}},
+		{"default", fsConfig{masterKey: testutil.MasterKey(), hkdf: true}},
+		{"deterministic names", fsConfig{masterKey: testutil.MasterKey(), hkdf: true, deterministic: true}},
+		{"plaintext names", fsConfig{masterKey: testutil.MasterKey(), hkdf: true, plaintextNames: true, padded64: true}},
+		{"legacy, longnamemax 62", fsConfig{masterKey: testutil.MasterKey(), padded64: true, longNameMax: 62}},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/testutil"
 )
 
 // tv14Conf stands in for the .gocryptfs.reverse.conf of TV-14; the view
@@ -65,16 +66,7 @@ func makeTV14(t testing.TB) string {
 	return dir
 }
 
-func tv14Config() fsConfig { return fsConfig{masterKey: tv14Key(), hkdf: true} }
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func tv14Config() fsConfig { return fsConfig{masterKey: testutil.MasterKey(), hkdf: true} }
 
 // TestTV14 reproduces FORMAT.md TV-14 byte for byte through a real mount.
 func TestTV14(t *testing.T) {
@@ -139,14 +131,14 @@ func TestTV14(t *testing.T) {
 			path string
 			want []byte
 		}{
-			{"F8rwmoCL-WWYHyKmxirgkg", unhex(t, "0002 70aaab02fdd720312e1e339196d03d20 d8f0422ea29cf884663bb0c1a6465a31 c1f5939968850a66b926d42aa80b2bec f5dd2e8669796a0b99b9f021")},
-			{dir1 + "/LUBtDMqIDF6AIgI9Cpq3Tg", unhex(t, "0002 8304b698788a6db7a149e9b10def78e5 6341be15d7a683bbb0bf36f63bbf9273 7e69567c820ba894b011f699ef9d5c60 f17713")},
-			{hashed, unhex(t, "0002 9b9dcc694a9c119b8590cc70ba96eed8 552bcf47ffc4fed85d9eee6c334c19a1 4505bd9a636c558b7a05865fb00b9299 d1735e30")},
+			{"F8rwmoCL-WWYHyKmxirgkg", testutil.MustHex(t, "0002 70aaab02fdd720312e1e339196d03d20 d8f0422ea29cf884663bb0c1a6465a31 c1f5939968850a66b926d42aa80b2bec f5dd2e8669796a0b99b9f021")},
+			{dir1 + "/LUBtDMqIDF6AIgI9Cpq3Tg", testutil.MustHex(t, "0002 8304b698788a6db7a149e9b10def78e5 6341be15d7a683bbb0bf36f63bbf9273 7e69567c820ba894b011f699ef9d5c60 f17713")},
+			{hashed, testutil.MustHex(t, "0002 9b9dcc694a9c119b8590cc70ba96eed8 552bcf47ffc4fed85d9eee6c334c19a1 4505bd9a636c558b7a05865fb00b9299 d1735e30")},
 			{"46nvrw-F3nG339VAygltgg", nil},
 			{hashed + ".name", []byte(nameEnc)},
 			{"gocryptfs.conf", []byte(tv14Conf)},
-			{"gocryptfs.diriv", unhex(t, "a8f7bac432ddc1cb3dc74e684d6ae48b")},
-			{dir1 + "/gocryptfs.diriv", unhex(t, "32aaf73548280eef86d3a23a5d1e97b3")},
+			{"gocryptfs.diriv", testutil.MustHex(t, "a8f7bac432ddc1cb3dc74e684d6ae48b")},
+			{dir1 + "/gocryptfs.diriv", testutil.MustHex(t, "32aaf73548280eef86d3a23a5d1e97b3")},
 		}
 		for _, c := range cases {
 			got, err := os.ReadFile(m.path(c.path))

@@ -5,76 +5,34 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/testutil"
 )
-
-// vectorsDir is the reference-examples directory of the shared vectors.
-const vectorsDir = "../../../shared/vectors/reference-examples"
-
-// copyVector copies a reverse-mode vector (a plaintext directory) to a temp
-// dir, recreating the symlinks that were flattened into regular files whose
-// content is the target.
-func copyVector(t testing.TB, name string, flattened []string) string {
-	t.Helper()
-	src := filepath.Join(vectorsDir, name)
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("vector %s not available: %v", name, err)
-	}
-	dst := t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if slices.Contains(flattened, rel) {
-			return os.Symlink(string(data), out)
-		}
-		return os.WriteFile(out, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
 
 // TestReverseVectors mounts the reverse-mode reference vectors, mounts each
 // view in forward mode on top and compares the result with the plaintext.
 func TestReverseVectors(t *testing.T) {
-	cases := []struct {
-		name string
-		cfg  fsConfig
-	}{
-		{"v1.1-reverse", fsConfig{masterKey: parseKey(t, "68b51855-042abd80-635ae1ba-90152a78-2ec2d243-832ac72a-eab0561a-f2d37913"), padded64: true}},
-		{"v1.1-reverse-plaintextnames", fsConfig{masterKey: parseKey(t, "e7fb8f0d-2a81df9e-26611e4b-5540b218-e48aa458-c2a623af-d0c82637-1466b5f2"), padded64: true, plaintextNames: true}},
-		{"v1.3-reverse", fsConfig{masterKey: parseKey(t, "2290a7f4-3e1908fb-b006f7d9-261bdaf1-4b72bc38-3b24956c-db7d8a8d-d996076a"), hkdf: true}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			plain := copyVector(t, c.name, []string{"rel", "abs"})
-			for p, want := range map[string]string{"rel": "status.txt", "abs": "/a/b/c/d"} {
+	for _, v := range testutil.ReverseVectors() {
+		t.Run(v.Name, func(t *testing.T) {
+			cfg := fsConfig{masterKey: v.Key(t), hkdf: v.HKDF, padded64: !v.Raw64, plaintextNames: v.PlaintextNames}
+			plain := testutil.CopyPlainVector(t, v.Name)
+			for p, want := range testutil.VectorSymlinks() {
 				if got, err := os.Readlink(filepath.Join(plain, p)); err != nil || got != want {
 					t.Fatalf("recreated symlink %s -> %q, %v", p, got, err)
 				}
 			}
-			rev, _ := mountReverse(t, c.cfg, Args{PlainDir: plain})
-			fwd := mountForward(t, c.cfg, rev.mnt)
+			rev, _ := mountReverse(t, cfg, Args{PlainDir: plain})
+			fwd := mountForward(t, cfg, rev.mnt)
 			n := compareTrees(t, plain, fwd.mnt, func(rel string) bool { return rel == ReverseConfName })
-			if want := map[bool]int{true: 8, false: 5}[c.name == "v1.3-reverse"]; n != want {
+			if want := map[bool]int{true: 8, false: 5}[v.Name == "v1.3-reverse"]; n != want {
 				t.Errorf("compared %d entries, want %d", n, want)
 			}
 			conf, err := os.ReadFile(rev.path("gocryptfs.conf"))
@@ -85,7 +43,7 @@ func TestReverseVectors(t *testing.T) {
 			if !bytes.Equal(conf, want) {
 				t.Error("gocryptfs.conf differs from .gocryptfs.reverse.conf")
 			}
-			if c.name != "v1.3-reverse" {
+			if v.Name != "v1.3-reverse" {
 				return
 			}
 			// Exact facts of the vectors README.
@@ -186,7 +144,7 @@ func compareEntry(t *testing.T, rel, want, got string) {
 	if ws.Mode&syscall.S_IFMT != syscall.S_IFLNK {
 		wx := userXattrs(t, want)
 		gx := userXattrs(t, got)
-		if !mapsEqual(wx, gx) {
+		if !maps.Equal(wx, gx) {
 			t.Errorf("%q: xattrs %q, want %q", rel, gx, wx)
 		}
 	}
@@ -202,16 +160,4 @@ func userXattrs(t testing.TB, p string) map[string]string {
 		}
 	}
 	return out
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
