@@ -216,7 +216,15 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	}
 	defer syscallcompat.Close(fd)
 	if _, err := nametransform.WriteDirIVAt(fd); err != nil {
-		syscallcompat.Unlinkat(fd, nametransform.DirIVFilename, 0)
+		// WriteDirIVAt removes a partial file itself.
+		return fail(err)
+	}
+	// failIV undoes the mkdir once the IV file exists: the directory
+	// cannot be removed while it holds it.
+	failIV := func(err error) (*fs.Inode, error) {
+		if err2 := syscallcompat.Unlinkat(fd, nametransform.DirIVFilename, 0); err2 != nil {
+			rn.log.Warn("mkdir: could not remove the IV file after a failure", "name", e.cName, "err", err2)
+		}
 		return fail(err)
 	}
 	if uid, gid, ok := rn.callerOwner(ctx); ok {
@@ -229,10 +237,13 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	}
 	var st unix.Stat_t
 	if err := syscallcompat.Fstat(fd, &st); err != nil {
-		return fail(err)
+		return failIV(err)
+	}
+	if err := rn.inject("mkdir-chmod"); err != nil {
+		return failIV(err)
 	}
 	if err := syscallcompat.Fchmod(fd, mode|st.Mode&syscall.S_ISGID); err != nil {
-		return fail(err)
+		return failIV(err)
 	}
 	return n.finishCreate(ctx, e, out)
 }
@@ -259,66 +270,74 @@ func (n *Node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
 }
 
 // rmdirEntry removes the backing directory of e (and its long-name file).
-// The IV file is moved out into the parent under a random name first, so
-// that the directory really is empty for rmdir(2); if that still fails the
-// IV file is moved back.
 func (rn *RootNode) rmdirEntry(e *entry) error {
-	if rn.nt.UsesDirIV() {
-		fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
-		removed := false
-		if errors.Is(err, syscall.EACCES) {
-			var restore func()
-			fd, restore, err = rn.openDirChmod(e)
-			if err == nil {
-				defer func() {
-					if !removed {
-						restore()
-					}
-				}()
-			}
-		}
-		if err != nil {
+	err := rn.onEmptiedDir(e, func() error {
+		if err := rn.inject("rmdir"); err != nil {
 			return err
 		}
-		defer syscallcompat.Close(fd)
-		ents, err := syscallcompat.Getdents(fd)
-		if err != nil {
-			return err
-		}
-		switch {
-		case len(ents) == 0:
-			// No IV file (damaged directory): a plain rmdir.
-			if err := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err != nil {
-				return err
-			}
-			removed = true
-			rn.deleteLongName(e)
-			return nil
-		case len(ents) == 1 && ents[0].Name == nametransform.DirIVFilename:
-			tmp := nametransform.DirIVFilename + ".rmdir." + uitoa(randUint64())
-			if err := syscallcompat.Renameat2(fd, nametransform.DirIVFilename, e.dirfd, tmp, unix.RENAME_NOREPLACE); err != nil {
-				return err
-			}
-			if err := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err != nil {
-				if err2 := syscallcompat.Renameat2(e.dirfd, tmp, fd, nametransform.DirIVFilename, unix.RENAME_NOREPLACE); err2 != nil {
-					rn.log.Error("rmdir: could not restore diriv", "name", e.cName, "tmp", tmp, "err", err2)
-				}
-				return err
-			}
-			removed = true
-			if err := syscallcompat.Unlinkat(e.dirfd, tmp, 0); err != nil {
-				rn.log.Warn("rmdir: could not delete moved diriv", "tmp", tmp, "err", err)
-			}
-			rn.deleteLongName(e)
-			return nil
-		default:
-			return syscall.ENOTEMPTY
-		}
-	}
-	if err := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err != nil {
+		return syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR)
+	})
+	if err != nil {
 		return err
 	}
 	rn.deleteLongName(e)
+	return nil
+}
+
+// onEmptiedDir runs fn, which removes or replaces the backing directory e,
+// while e is empty for the kernel. A directory that is empty in the
+// plaintext view still holds its gocryptfs.diriv, so rmdir(2) and
+// rename(2) over it fail with ENOTEMPTY: the IV file is first moved out
+// into the parent under a random name. If fn fails, it is moved back (and
+// a mode changed to list the directory is restored), so that a failed
+// operation leaves the directory as it was; if fn succeeds, the moved IV
+// file is deleted. A directory holding anything else fails with ENOTEMPTY
+// before anything is changed.
+func (rn *RootNode) onEmptiedDir(e *entry, fn func() error) error {
+	if !rn.nt.UsesDirIV() {
+		return fn()
+	}
+	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
+	restoreMode := func() {}
+	if errors.Is(err, syscall.EACCES) {
+		fd, restoreMode, err = rn.openDirChmod(e)
+	}
+	if err != nil {
+		return err
+	}
+	defer syscallcompat.Close(fd)
+	ents, err := syscallcompat.Getdents(fd)
+	if err != nil {
+		restoreMode()
+		return err
+	}
+	switch {
+	case len(ents) == 0:
+		// No IV file (damaged directory): nothing to move.
+		if err := fn(); err != nil {
+			restoreMode()
+			return err
+		}
+		return nil
+	case len(ents) > 1 || ents[0].Name != nametransform.DirIVFilename:
+		restoreMode()
+		return syscall.ENOTEMPTY
+	}
+	tmp := nametransform.DirIVFilename + ".rmdir." + uitoa(randUint64())
+	if err := syscallcompat.Renameat2(fd, nametransform.DirIVFilename, e.dirfd, tmp, unix.RENAME_NOREPLACE); err != nil {
+		restoreMode()
+		return err
+	}
+	if err := fn(); err != nil {
+		if err2 := syscallcompat.Renameat2(e.dirfd, tmp, fd, nametransform.DirIVFilename, unix.RENAME_NOREPLACE); err2 != nil {
+			rn.log.Error("could not restore the directory IV after a failed operation", "dir", e.cName, "tmp", tmp, "err", err2)
+		}
+		restoreMode()
+		return err
+	}
+	if err := syscallcompat.Unlinkat(e.dirfd, tmp, 0); err != nil {
+		rn.log.Warn("could not delete a moved directory IV", "tmp", tmp, "err", err)
+	}
 	return nil
 }
 
@@ -439,14 +458,23 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 	if err != nil {
 		return err
 	}
-	err = syscallcompat.Renameat2(src.dirfd, src.cName, dst.dirfd, dst.cName, uint(flags))
+	doRename := func() error {
+		if err := rn.inject("rename"); err != nil {
+			return err
+		}
+		return syscallcompat.Renameat2(src.dirfd, src.cName, dst.dirfd, dst.cName, uint(flags))
+	}
+	err = doRename()
 	if (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)) && flags&unix.RENAME_NOREPLACE == 0 {
 		// The target may be a directory that is empty in the plaintext
 		// view but still holds its gocryptfs.diriv.
 		var st unix.Stat_t
 		if syscallcompat.Fstatat(dst.dirfd, dst.cName, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-			if err2 := rn.rmdirEntryKeepLong(dst); err2 == nil {
-				err = syscallcompat.Renameat2(src.dirfd, src.cName, dst.dirfd, dst.cName, uint(flags))
+			// Remove it, keeping its name file (the name is reused).
+			cp := *dst
+			cp.longEnc = ""
+			if err2 := rn.rmdirEntry(&cp); err2 == nil {
+				err = doRename()
 			}
 		}
 	}
@@ -463,15 +491,6 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 		}
 	}
 	return nil
-}
-
-// rmdirEntryKeepLong removes a plaintext-empty target directory before a
-// rename replaces it; its name is about to be reused, so the companion file
-// is kept.
-func (rn *RootNode) rmdirEntryKeepLong(e *entry) error {
-	cp := *e
-	cp.longEnc = ""
-	return rn.rmdirEntry(&cp)
 }
 
 var _ = (fs.NodeSymlinker)((*Node)(nil))

@@ -26,3 +26,13 @@ func (rn *RootNode) enter(op string) {
 		(*h)(op)
 	}
 }
+
+// inject returns the failure a test wants at the named step of an
+// operation (nil in production), so that tests can reach the cleanup paths
+// that real failures take only in rare races.
+func (rn *RootNode) inject(step string) error {
+	if h := rn.testFail.Load(); h != nil {
+		return (*h)(step)
+	}
+	return nil
+}

@@ -103,6 +103,9 @@ type RootNode struct {
 	// testHook, if set, runs at the start of every operation (tests only:
 	// panic injection).
 	testHook atomic.Pointer[func(op string)]
+	// testFail, if set, is asked by inject for a failure to simulate at
+	// a named step (tests only: cleanup paths).
+	testFail atomic.Pointer[func(step string) error]
 }
 
 // NewRootNode opens args.CipherDir and returns the root of the plaintext
