@@ -5,8 +5,8 @@ package vectors
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,38 +17,8 @@ import (
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/testutil"
 )
-
-// vectorsDir is where the shared reference vectors live, relative to this
-// package directory.
-const vectorsDir = "../../../shared/vectors/reference-examples"
-
-const password = "test"
-
-var longName = "longname_255_" + strings.Repeat("x", 242)
-
-// forwardVector is one row of the table in ../shared/vectors/README.md.
-type forwardVector struct {
-	dir       string
-	masterKey string // as printed in the README, with dashes
-	// settings for a -masterkey mount (the config is not read then)
-	cipher         cryptocore.ContentCipher
-	hkdf, raw64    bool
-	plaintextNames bool
-	deterministic  bool
-	hasLongName    bool
-}
-
-var forwardVectors = []forwardVector{
-	{dir: "v0.7", masterKey: "ed7f6d83-40cce86c-0e7d79c2-a9438710-575221bf-30a0eb60-2821fa8f-7f3123bf"},
-	{dir: "v0.7-plaintextnames", masterKey: "6d96397b-585631e1-c7cba69d-61e738b6-4d5ad2c2-e21f0fb3-52f60d3a-b08526f7", plaintextNames: true},
-	{dir: "v0.9", masterKey: "1cafe3f4-bc316466-2214c47c-ecd89bf3-4e078fe4-f5faeea7-8b7cab02-884f5e1c", hasLongName: true},
-	{dir: "v1.1-aessiv", masterKey: "eaf371c3-f9a55336-8819f22b-7bccd7c2-a738cf61-7261c658-14c28a03-9428992b", cipher: cryptocore.AESSIV, hasLongName: true},
-	{dir: "v1.3", masterKey: "fd890dab-86bf61cf-ec5ad460-ad3ed01f-9c52d546-2a31783d-a56b088d-3d05232e", hkdf: true, raw64: true, hasLongName: true},
-	{dir: "v2.2-deterministic-names", masterKey: "722733f5-b0f399f5-5465ad7a-f0bed125-e82de7b4-045e7608-a5e5c78e-04a1a61e", hkdf: true, raw64: true, deterministic: true, hasLongName: true},
-	{dir: "v2.2-xchacha", masterKey: "44670e7e-32475bfc-bdfb8a8c-be17a767-0679cac0-be705d8c-af41c411-28c40f26", cipher: cryptocore.XChaCha20Poly1305, hkdf: true, raw64: true, hasLongName: true},
-	{dir: "v2.2-xchacha-deterministic-names", masterKey: "beba88a9-c6cd1dc0-b69c6f9d-9daea493-9ae87082-4ffc40bf-b44e52db-3933af39", cipher: cryptocore.XChaCha20Poly1305, hkdf: true, raw64: true, deterministic: true, hasLongName: true},
-}
 
 // plaintext is what the "content" directory of the vectors holds: regular
 // files with their content, and symlinks with their target.
@@ -59,22 +29,13 @@ type plaintext struct {
 
 func wantPlaintext(withLongName bool) plaintext {
 	p := plaintext{
-		files:    map[string]string{"status.txt": "It works!\n"},
-		symlinks: map[string]string{"rel": "status.txt", "abs": "/a/b/c/d"},
+		files:    map[string]string{"status.txt": testutil.VectorContent},
+		symlinks: testutil.VectorSymlinks(),
 	}
 	if withLongName {
-		p.files[longName] = "It works!\n"
+		p.files[testutil.VectorLongName] = testutil.VectorContent
 	}
 	return p
-}
-
-func parseMasterKey(t *testing.T, s string) []byte {
-	t.Helper()
-	mk, err := hex.DecodeString(strings.ReplaceAll(s, "-", ""))
-	if err != nil || len(mk) != cryptocore.KeyLen {
-		t.Fatalf("bad master key %q in table", s)
-	}
-	return mk
 }
 
 // decryptTree decrypts the root directory of a ciphertext vector. The vector
@@ -180,7 +141,7 @@ func build(t *testing.T, mk []byte, c cryptocore.ContentCipher, hkdf bool, nopts
 
 func comparePlaintext(t *testing.T, got, want plaintext) {
 	t.Helper()
-	if !mapsEqual(got.files, want.files) {
+	if !maps.Equal(got.files, want.files) {
 		t.Errorf("files:\n got  %v\n want %v", keys(got.files), keys(want.files))
 		for k, v := range want.files {
 			if got.files[k] != v {
@@ -188,7 +149,7 @@ func comparePlaintext(t *testing.T, got, want plaintext) {
 			}
 		}
 	}
-	if !mapsEqual(got.symlinks, want.symlinks) {
+	if !maps.Equal(got.symlinks, want.symlinks) {
 		t.Errorf("symlinks: got %v, want %v", got.symlinks, want.symlinks)
 	}
 }
@@ -196,19 +157,19 @@ func comparePlaintext(t *testing.T, got, want plaintext) {
 // TestForwardVectorsWithPassword unlocks each vector's config with the
 // password and decrypts everything with the settings the config dictates.
 func TestForwardVectorsWithPassword(t *testing.T) {
-	for _, v := range forwardVectors {
-		t.Run(v.dir, func(t *testing.T) {
-			dir := filepath.Join(vectorsDir, v.dir)
+	for _, v := range testutil.ForwardVectors() {
+		t.Run(v.Name, func(t *testing.T) {
+			dir := testutil.VectorDir(t, v.Name)
 			cf, err := configfile.Load(filepath.Join(dir, configfile.ConfDefaultName))
 			if err != nil {
 				t.Fatal(err)
 			}
-			mk, err := cf.DecryptMasterKey([]byte(password))
+			mk, err := cf.DecryptMasterKey([]byte(testutil.Password))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(mk, parseMasterKey(t, v.masterKey)) {
-				t.Fatalf("master key %x differs from the README's %s", mk, v.masterKey)
+			if !bytes.Equal(mk, v.Key(t)) {
+				t.Fatalf("master key %x differs from the README's %s", mk, v.MasterKey)
 			}
 			if _, err := cf.DecryptMasterKey([]byte("wrong")); !errors.Is(err, configfile.ErrWrongPassword) {
 				t.Errorf("wrong password: got %v, want ErrWrongPassword", err)
@@ -219,7 +180,7 @@ func TestForwardVectorsWithPassword(t *testing.T) {
 				Raw64:              cf.IsFeatureFlagSet(configfile.FlagRaw64),
 				LongNameMax:        cf.EffectiveLongNameMax(),
 			})
-			want := wantPlaintext(v.hasLongName)
+			want := wantPlaintext(v.HasLongName)
 			comparePlaintext(t, decryptTree(t, dir, nt, ce, want.symlinks), want)
 		})
 	}
@@ -228,15 +189,15 @@ func TestForwardVectorsWithPassword(t *testing.T) {
 // TestForwardVectorsWithMasterKey decrypts each vector with its master key
 // and the command-line settings the README gives, without reading the config.
 func TestForwardVectorsWithMasterKey(t *testing.T) {
-	for _, v := range forwardVectors {
-		t.Run(v.dir, func(t *testing.T) {
-			dir := filepath.Join(vectorsDir, v.dir)
-			nt, ce := build(t, parseMasterKey(t, v.masterKey), v.cipher, v.hkdf, nametransform.Options{
-				PlaintextNames:     v.plaintextNames,
-				DeterministicNames: v.deterministic,
-				Raw64:              v.raw64,
+	for _, v := range testutil.ForwardVectors() {
+		t.Run(v.Name, func(t *testing.T) {
+			dir := testutil.VectorDir(t, v.Name)
+			nt, ce := build(t, v.Key(t), cryptocore.ContentCipher(v.Cipher), v.HKDF, nametransform.Options{
+				PlaintextNames:     v.PlaintextNames,
+				DeterministicNames: v.DeterministicNames,
+				Raw64:              v.Raw64,
 			})
-			want := wantPlaintext(v.hasLongName)
+			want := wantPlaintext(v.HasLongName)
 			comparePlaintext(t, decryptTree(t, dir, nt, ce, want.symlinks), want)
 		})
 	}
@@ -245,9 +206,9 @@ func TestForwardVectorsWithMasterKey(t *testing.T) {
 // TestTooOldVectorsRefused: v0.4–v0.6 filesystems must be refused with an
 // error saying they are too old, before any password is asked.
 func TestTooOldVectorsRefused(t *testing.T) {
-	for _, dir := range []string{"v0.4", "v0.5", "v0.6", "v0.6-plaintextnames"} {
+	for _, dir := range testutil.TooOldVectors() {
 		t.Run(dir, func(t *testing.T) {
-			_, err := configfile.Load(filepath.Join(vectorsDir, dir, configfile.ConfDefaultName))
+			_, err := configfile.Load(filepath.Join(testutil.VectorDir(t, dir), configfile.ConfDefaultName))
 			if err == nil {
 				t.Fatal("config was accepted")
 			}
@@ -264,32 +225,26 @@ func TestTooOldVectorsRefused(t *testing.T) {
 
 // TestVectorTableComplete makes sure no vector directory is silently skipped.
 func TestVectorTableComplete(t *testing.T) {
-	entries, err := os.ReadDir(vectorsDir)
+	entries, err := os.ReadDir(testutil.VectorsDir(t))
 	if err != nil {
-		t.Skipf("shared vectors not found: %v", err)
+		t.Fatal(err)
 	}
-	known := map[string]bool{"content": true, "v0.4": true, "v0.5": true, "v0.6": true, "v0.6-plaintextnames": true,
-		"v1.1-reverse": true, "v1.1-reverse-plaintextnames": true, "v1.3-reverse": true}
-	for _, v := range forwardVectors {
-		known[v.dir] = true
+	// The reverse vectors are plaintext, covered by the frontends' tests.
+	known := map[string]bool{"content": true}
+	for _, v := range testutil.ReverseVectors() {
+		known[v.Name] = true
+	}
+	for _, n := range testutil.TooOldVectors() {
+		known[n] = true
+	}
+	for _, v := range testutil.ForwardVectors() {
+		known[v.Name] = true
 	}
 	for _, e := range entries {
 		if !known[e.Name()] {
 			t.Errorf("vector %s is not covered by this test", e.Name())
 		}
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 func keys(m map[string]string) []string {
