@@ -57,6 +57,14 @@ func TestFailedOpsRestore(t *testing.T) {
 		{"rmdir-mode000", "rmdir", 1, func() error { return unix.Rmdir(tf.path("a/locked")) }, ""},
 		{"rename-to-long", "rename", 1, func() error { return os.Rename(tf.path("a/f"), tf.path("b/"+long("F"))) }, ""},
 		{"rename-long-dir", "rename", 1, func() error { return os.Rename(tf.path("a/"+long("X")), tf.path("b/"+long("Y"))) }, "a/" + long("X")},
+		// The first rename fails with ENOTEMPTY (the target holds its
+		// IV file); the second, with the IV moved out, is made to fail.
+		{"rename-over-empty-dir", "rename", 2, func() error {
+			return unix.Rename(tf.path("a/"+long("X")), tf.path("a/emptydir"))
+		}, "a/emptydir"},
+		{"rename-over-empty-long-dir", "rename", 2, func() error {
+			return unix.Rename(tf.path("a/"+long("X")), tf.path("b/"+long("E")))
+		}, "b/" + long("E")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -467,15 +467,11 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 	err = doRename()
 	if (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)) && flags&unix.RENAME_NOREPLACE == 0 {
 		// The target may be a directory that is empty in the plaintext
-		// view but still holds its gocryptfs.diriv.
+		// view but still holds its gocryptfs.diriv. Replace it while its
+		// IV file is moved out, so that it survives a failed rename.
 		var st unix.Stat_t
 		if syscallcompat.Fstatat(dst.dirfd, dst.cName, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-			// Remove it, keeping its name file (the name is reused).
-			cp := *dst
-			cp.longEnc = ""
-			if err2 := rn.rmdirEntry(&cp); err2 == nil {
-				err = doRename()
-			}
+			err = rn.onEmptiedDir(dst, doRename)
 		}
 	}
 	if err != nil {
