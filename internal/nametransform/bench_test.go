@@ -4,13 +4,14 @@ import (
 	"testing"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
 
 // Name encryption runs on every lookup; these benchmarks and the allocation
 // test below keep an eye on its cost.
 
 func benchNT(b testing.TB) (*NameTransform, []byte) {
-	return newNT(b, cryptocore.AESGCM, true, defaultOpts), unhex(b, tv4RootIV)
+	return newNT(b, cryptocore.AESGCM, true, defaultOpts), testutil.MustHex(b, tv4RootIV)
 }
 
 func BenchmarkEncryptName(b *testing.B) {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
 
 // openDir opens a fresh temporary directory and returns its path and fd.
@@ -98,7 +99,7 @@ func TestReadDirIVRejects(t *testing.T) {
 
 func TestLongNameFiles(t *testing.T) {
 	n := newNT(t, cryptocore.AESGCM, true, defaultOpts)
-	iv := unhex(t, tv4RootIV)
+	iv := testutil.MustHex(t, tv4RootIV)
 	dir, fd := openDir(t)
 	plain := rep("N", 176)
 	enc, _ := n.EncryptName(plain, iv)

@@ -1,28 +1,16 @@
 package nametransform
 
 import (
-	"encoding/hex"
 	"testing"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
-
-// testMK is the master key of every FORMAT.md test vector.
-const testMK = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-
-func unhex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		t.Fatalf("bad hex %q: %v", s, err)
-	}
-	return b
-}
 
 // newCC builds a CryptoCore from the vector master key.
 func newCC(t testing.TB, c cryptocore.ContentCipher, hkdf bool) *cryptocore.CryptoCore {
 	t.Helper()
-	return newCCKey(t, unhex(t, testMK), c, hkdf)
+	return newCCKey(t, testutil.MasterKey(), c, hkdf)
 }
 
 func newCCKey(t testing.TB, mk []byte, c cryptocore.ContentCipher, hkdf bool) *cryptocore.CryptoCore {
