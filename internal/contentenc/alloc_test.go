@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
 
 // allocsPerRun is testing.AllocsPerRun without its GOMAXPROCS(1), which
@@ -54,7 +55,7 @@ func skipIfSIVAllocates(t *testing.T, ce *ContentEnc) {
 func TestAllocsSingleBlock(t *testing.T) {
 	for _, c := range allCiphers {
 		t.Run(c.String(), func(t *testing.T) {
-			ce := newCE(t, c, testMK, true)
+			ce := newCE(t, c, testutil.MasterKeyHex, true)
 			skipIfSIVAllocates(t, ce)
 			h := RandomHeader(ce.cc.Nonces)
 			id := h.ID[:]
@@ -100,7 +101,7 @@ func TestAllocsMultiBlock(t *testing.T) {
 	for _, procs := range []int{1, 2, 8} {
 		old := runtime.GOMAXPROCS(procs)
 		for _, c := range allCiphers {
-			ce := newCE(t, c, testMK, true)
+			ce := newCE(t, c, testutil.MasterKeyHex, true)
 			t.Run(c.String(), func(t *testing.T) {
 				skipIfSIVAllocates(t, ce)
 				h := RandomHeader(ce.cc.Nonces)

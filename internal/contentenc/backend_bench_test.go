@@ -8,6 +8,7 @@ import (
 
 	"gocryptfs/internal/benchutil"
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
 
 // BenchmarkBackends compares, for 1 MiB EncryptBlocks and DecryptBlocks
@@ -27,7 +28,7 @@ import (
 func BenchmarkBackends(b *testing.B) {
 	const size = 1 << 20
 	for _, c := range batchCiphers {
-		goCE := newCE(b, c, testMK, true)
+		goCE := newCE(b, c, testutil.MasterKeyHex, true)
 		impls := []struct {
 			name string
 			ce   *ContentEnc

@@ -11,6 +11,7 @@ import (
 
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/stupidgcm"
+	"gocryptfs/internal/testutil"
 )
 
 // batchCiphers are the ciphers with an OpenSSL backend.
@@ -43,7 +44,7 @@ func makeTrio(t testing.TB, c cryptocore.ContentCipher) (tr backendTrio, ok bool
 	if !stupidgcm.Available {
 		return tr, false
 	}
-	cc, err := cryptocore.New(unhex(t, testMK), cryptocore.Options{Cipher: c, Backend: cryptocore.BackendOpenSSL, HKDF: true})
+	cc, err := cryptocore.New(testutil.MustHex(t, testutil.MasterKeyHex), cryptocore.Options{Cipher: c, Backend: cryptocore.BackendOpenSSL, HKDF: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func makeTrio(t testing.TB, c cryptocore.ContentCipher) (tr backendTrio, ok bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	return backendTrio{goCE: newCE(t, c, testMK, true), perBlock: pb, batch: batch}, true
+	return backendTrio{goCE: newCE(t, c, testutil.MasterKeyHex, true), perBlock: pb, batch: batch}, true
 }
 
 // errText renders an error for comparison; nil is "<nil>".
@@ -285,7 +286,7 @@ func (c *counting) reset() {
 func TestBatchCallCounts(t *testing.T) {
 	for _, c := range batchCiphers {
 		t.Run(c.String(), func(t *testing.T) {
-			base := newCE(t, c, testMK, true)
+			base := newCE(t, c, testutil.MasterKeyHex, true)
 			cc := *base.cc
 			cnt := &counting{AEAD: cc.AEAD}
 			cc.AEAD = cnt
@@ -417,7 +418,7 @@ func TestAllocsStackFileID(t *testing.T) {
 	}
 	ces := map[string]*ContentEnc{}
 	for _, c := range allCiphers {
-		ces[c.String()+"/Go"] = newCE(t, c, testMK, true)
+		ces[c.String()+"/Go"] = newCE(t, c, testutil.MasterKeyHex, true)
 	}
 	for _, c := range batchCiphers {
 		if tr, ok := makeTrio(t, c); ok {
@@ -469,7 +470,7 @@ func FuzzBatchDecrypt(f *testing.F) {
 	for _, c := range batchCiphers {
 		trios = append(trios, newTrio(f, c))
 	}
-	id := unhex(f, "95e7ef1ef9d7205ba8409fa6f9e4ba46")
+	id := testutil.MustHex(f, "95e7ef1ef9d7205ba8409fa6f9e4ba46")
 	for i, tr := range trios {
 		ce := tr.batch
 		ct := ce.EncryptBlocks(nil, pattern(20*DefaultBS+50, byte(i)), 0, id)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
 
 func TestNewRejects(t *testing.T) {
@@ -28,7 +29,7 @@ func TestRoundTripAllLengths(t *testing.T) {
 	rand.Read(src)
 	for _, c := range allCiphers {
 		t.Run(c.String(), func(t *testing.T) {
-			ce := newCE(t, c, testMK, true)
+			ce := newCE(t, c, testutil.MasterKeyHex, true)
 			id := RandomHeader(ce.cc.Nonces).ID
 			prefix := []byte("keep")
 			for n := 0; n <= len(src); n++ {
@@ -178,7 +179,7 @@ func TestRandomWritesModel(t *testing.T) {
 	rand.Read(src)
 	for _, c := range allCiphers {
 		t.Run(c.String(), func(t *testing.T) {
-			ce := newCE(t, c, testMK, true)
+			ce := newCE(t, c, testutil.MasterKeyHex, true)
 			// Every 5th length (with random offsets) keeps the test fast;
 			// the round-trip test above covers every length.
 			step := 5
@@ -217,7 +218,7 @@ func TestRandomWritesModel(t *testing.T) {
 func TestTamperingDetected(t *testing.T) {
 	for _, c := range allCiphers {
 		t.Run(c.String(), func(t *testing.T) {
-			ce := newCE(t, c, testMK, true)
+			ce := newCE(t, c, testutil.MasterKeyHex, true)
 			cbs := ce.CipherBS()
 			plain := pattern(2*DefaultBS+100, 9)
 			h := RandomHeader(ce.cc.Nonces)
@@ -312,7 +313,7 @@ func TestParallelBlocks(t *testing.T) {
 	forceParallel(t)
 	for _, c := range allCiphers {
 		t.Run(c.String(), func(t *testing.T) {
-			ce := newCE(t, c, testMK, true)
+			ce := newCE(t, c, testutil.MasterKeyHex, true)
 			cbs := ce.CipherBS()
 			id := RandomHeader(nil).ID
 			iv := pathIV("some/path", "BLOCK0IV")
@@ -398,7 +399,7 @@ func TestDeriveBlockNonce(t *testing.T) {
 		{"aaaaaaaaaaaaaaaafffffffffffffffe", 3, "aaaaaaaaaaaaaaaa0000000000000001"},
 	}
 	for _, c := range cases {
-		got := DeriveBlockNonce([]byte{}, unhex(t, c.iv), c.block)
+		got := DeriveBlockNonce([]byte{}, testutil.MustHex(t, c.iv), c.block)
 		if got := bytesHex(got); got != c.want {
 			t.Errorf("DeriveBlockNonce(%s, %d) = %s, want %s", c.iv, c.block, got, c.want)
 		}
@@ -416,7 +417,7 @@ func bytesHex(b []byte) string {
 
 func TestPool(t *testing.T) {
 	for _, c := range allCiphers {
-		ce := newCE(t, c, testMK, true)
+		ce := newCE(t, c, testutil.MasterKeyHex, true)
 		p, cb := ce.GetPBuf(), ce.GetCBuf()
 		if len(*p) != 0 || cap(*p) != PoolBlocks*DefaultBS || cap(*p) != ce.PBufCap() {
 			t.Errorf("%v: pbuf len %d cap %d", c, len(*p), cap(*p))
@@ -449,7 +450,7 @@ func TestPool(t *testing.T) {
 // through the parallel paths.
 func TestOpenSSLBackend(t *testing.T) {
 	forceParallel(t)
-	mk := unhex(t, testMK)
+	mk := testutil.MustHex(t, testutil.MasterKeyHex)
 	vectors := map[cryptocore.ContentCipher]string{
 		cryptocore.AESGCM: `0002 420b04fae4bc38a8548393d366b9d635 e55fd73199ac809d2617ce9bb26a19c1
 			38544c8e993d38c6691cda11 a7979226216685edf5d656c545c052f0`,
@@ -466,8 +467,8 @@ func TestOpenSSLBackend(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			goCE := newCE(t, c, testMK, true)
-			file := unhex(t, vec)
+			goCE := newCE(t, c, testutil.MasterKeyHex, true)
+			file := testutil.MustHex(t, vec)
 			h, err := ParseHeader(file[:HeaderLen])
 			if err != nil {
 				t.Fatal(err)

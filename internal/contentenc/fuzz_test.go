@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"gocryptfs/internal/testutil"
 )
 
 func FuzzParseHeader(f *testing.F) {
-	f.Add(unhex(f, "0002 95e7ef1ef9d7205ba8409fa6f9e4ba46"))
-	f.Add(unhex(f, "0003 95e7ef1ef9d7205ba8409fa6f9e4ba46"))
+	f.Add(testutil.MustHex(f, "0002 95e7ef1ef9d7205ba8409fa6f9e4ba46"))
+	f.Add(testutil.MustHex(f, "0003 95e7ef1ef9d7205ba8409fa6f9e4ba46"))
 	f.Add(make([]byte, HeaderLen))
-	f.Add(unhex(f, "0002 00000000000000000000000000000000"))
+	f.Add(testutil.MustHex(f, "0002 00000000000000000000000000000000"))
 	f.Add([]byte("MEnbl6pGKujQ2_GK7Vw1AjtSm7al"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, buf []byte) {
@@ -39,9 +41,9 @@ func FuzzParseHeader(f *testing.F) {
 func FuzzDecryptBlocks(f *testing.F) {
 	var ces []*ContentEnc
 	for _, c := range allCiphers {
-		ces = append(ces, newCE(f, c, testMK, true))
+		ces = append(ces, newCE(f, c, testutil.MasterKeyHex, true))
 	}
-	id := unhex(f, "95e7ef1ef9d7205ba8409fa6f9e4ba46")
+	id := testutil.MustHex(f, "95e7ef1ef9d7205ba8409fa6f9e4ba46")
 	for i, ce := range ces {
 		plain := pattern(2*DefaultBS+50, byte(i))
 		ct := ce.EncryptBlocks(nil, plain, 0, id)
@@ -52,7 +54,7 @@ func FuzzDecryptBlocks(f *testing.F) {
 		f.Add(append(bytes.Clone(hole), ct[ce.CipherBS():]...), uint64(0), id, uint8(i))
 		f.Add(hole[:ce.CipherBS()-1], uint64(5), id, uint8(i))
 	}
-	f.Add(unhex(f, "9d0df759629108b2575bb1eb01dd67ad 74 b8c8a3a7c00e246b048bfee30aeda6f6"), uint64(0), id, uint8(0))
+	f.Add(testutil.MustHex(f, "9d0df759629108b2575bb1eb01dd67ad 74 b8c8a3a7c00e246b048bfee30aeda6f6"), uint64(0), id, uint8(0))
 	f.Add([]byte{1, 2, 3}, uint64(1<<63), []byte{}, uint8(2))
 
 	f.Fuzz(func(t *testing.T, ct []byte, first uint64, fileID []byte, which uint8) {

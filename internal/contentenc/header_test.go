@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
 
 func TestParseHeader(t *testing.T) {
@@ -33,7 +34,7 @@ func TestParseHeader(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			buf := unhex(t, c.hex)
+			buf := testutil.MustHex(t, c.hex)
 			h, err := ParseHeader(buf)
 			if c.wantErr == "" {
 				if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
 
 // FORMAT.md 4.5 worked examples, plaintext → ciphertext, both directions.
@@ -25,9 +26,9 @@ func TestSizeMappingTable(t *testing.T) {
 		{20001, 20179, 20219}, // TV-8 hole3 (GCM measured; XChaCha computed)
 		{9001, 9115, 9139},    // TV-8 hole4
 	}
-	gcm := newCE(t, cryptocore.AESGCM, testMK, true)
-	siv := newCE(t, cryptocore.AESSIV, testMK, true)
-	xc := newCE(t, cryptocore.XChaCha20Poly1305, testMK, true)
+	gcm := newCE(t, cryptocore.AESGCM, testutil.MasterKeyHex, true)
+	siv := newCE(t, cryptocore.AESSIV, testutil.MasterKeyHex, true)
+	xc := newCE(t, cryptocore.XChaCha20Poly1305, testutil.MasterKeyHex, true)
 	for _, r := range table {
 		for _, c := range []struct {
 			ce   *ContentEnc
@@ -46,8 +47,8 @@ func TestSizeMappingTable(t *testing.T) {
 
 // FORMAT.md 4.5 reverse-direction examples and the corrupt sizes.
 func TestCipherSizeToPlainSizeCorrupt(t *testing.T) {
-	gcm := newCE(t, cryptocore.AESGCM, testMK, true)
-	xc := newCE(t, cryptocore.XChaCha20Poly1305, testMK, true)
+	gcm := newCE(t, cryptocore.AESGCM, testutil.MasterKeyHex, true)
+	xc := newCE(t, cryptocore.XChaCha20Poly1305, testutil.MasterKeyHex, true)
 	type row struct {
 		c, want uint64
 		problem SizeProblem
@@ -95,7 +96,7 @@ func TestCipherSizeToPlainSizeCorrupt(t *testing.T) {
 // several block boundaries, and the extremes do not misbehave.
 func TestSizeMappingRoundTrip(t *testing.T) {
 	for _, c := range allCiphers {
-		ce := newCE(t, c, testMK, true)
+		ce := newCE(t, c, testutil.MasterKeyHex, true)
 		for p := uint64(0); p < 5*DefaultBS+3; p++ {
 			cs := ce.PlainSizeToCipherSize(p)
 			if back, prob := ce.CipherSizeToPlainSizeCheck(cs); back != p || prob != SizeOK {
@@ -171,8 +172,8 @@ func TestExplodePlainRange(t *testing.T) {
 }
 
 func TestOffsets(t *testing.T) {
-	gcm := newCE(t, cryptocore.AESGCM, testMK, true)
-	xc := newCE(t, cryptocore.XChaCha20Poly1305, testMK, true)
+	gcm := newCE(t, cryptocore.AESGCM, testutil.MasterKeyHex, true)
+	xc := newCE(t, cryptocore.XChaCha20Poly1305, testutil.MasterKeyHex, true)
 	cases := []struct {
 		ce     *ContentEnc
 		block  uint64

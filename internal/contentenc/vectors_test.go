@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
 
 // Forward-mode files from FORMAT.md section 12 (TV-7, TV-10, TV-11, TV-12):
@@ -62,8 +63,8 @@ func TestForwardVectors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ce := newCE(t, c.cipher, testMK, c.hkdf)
-			file := unhex(t, c.file)
+			ce := newCE(t, c.cipher, testutil.MasterKeyHex, c.hkdf)
+			file := testutil.MustHex(t, c.file)
 			if got := ce.CipherSizeToPlainSize(uint64(len(file))); got != uint64(len(c.plain)) {
 				t.Errorf("CipherSizeToPlainSize(%d) = %d, want %d", len(file), got, len(c.plain))
 			}
@@ -101,7 +102,7 @@ func TestForwardVectors(t *testing.T) {
 
 // TV-7: the AAD of a single-block file, spelled out.
 func TestAADTV7(t *testing.T) {
-	got := AAD(nil, 0, unhex(t, "95e7ef1ef9d7205ba8409fa6f9e4ba46"))
+	got := AAD(nil, 0, testutil.MustHex(t, "95e7ef1ef9d7205ba8409fa6f9e4ba46"))
 	if want := "000000000000000095e7ef1ef9d7205ba8409fa6f9e4ba46"; hex.EncodeToString(got) != want {
 		t.Errorf("AAD = %x, want %s", got, want)
 	}
@@ -110,7 +111,7 @@ func TestAADTV7(t *testing.T) {
 // TV-14: reverse mode is deterministic, so encrypting with the path-derived
 // file ID and nonces must reproduce the view byte for byte.
 func TestReverseVectorsTV14(t *testing.T) {
-	ce := newCE(t, cryptocore.AESSIV, testMK, true)
+	ce := newCE(t, cryptocore.AESSIV, testutil.MasterKeyHex, true)
 	// The spec lists these derived values for hello.txt and f5000.
 	for _, c := range []struct{ path, purpose, want string }{
 		{"F8rwmoCL-WWYHyKmxirgkg", "FILEID", "70aaab02fdd720312e1e339196d03d20"},
@@ -141,7 +142,7 @@ func TestReverseVectorsTV14(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := reverseFile(t, ce, c.path, []byte(c.plain))
-			if want := unhex(t, c.want); !bytes.Equal(got, want) {
+			if want := testutil.MustHex(t, c.want); !bytes.Equal(got, want) {
 				t.Fatalf("got  %x\nwant %x", got, want)
 			}
 		})
@@ -201,20 +202,18 @@ func reverseFile(t *testing.T, ce *ContentEnc, path string, plain []byte) []byte
 	return out
 }
 
-const vectorsDir = "../../../shared/vectors/reference-examples"
-
 // The v1.3-reverse vector's README gives the MD5 of one encrypted file of
 // its view (a multi-block file, unlike TV-14's).
 func TestReverseVectorV13(t *testing.T) {
-	const mk = "2290a7f4-3e1908fb-b006f7d9-261bdaf1-4b72bc38-3b24956c-db7d8a8d-d996076a"
-	plain, err := os.ReadFile(filepath.Join(vectorsDir, "v1.3-reverse/dir1/dir2/file"))
+	v := testutil.VectorNamed(t, "v1.3-reverse")
+	plain, err := os.ReadFile(filepath.Join(testutil.VectorDir(t, v.Name), "dir1/dir2/file"))
 	if err != nil {
 		t.Skipf("vector not available: %v", err)
 	}
 	if len(plain) != 10000 || !allZero(plain) {
 		t.Fatalf("unexpected plaintext: %d bytes", len(plain))
 	}
-	ce := newCE(t, cryptocore.AESSIV, mk, true)
+	ce := newCE(t, cryptocore.ContentCipher(v.Cipher), v.MasterKey, v.HKDF)
 	got := reverseFile(t, ce, "zOsW1-BUX54hC2hmhu2EOw/4ZqrpGQdw5r07KR1qw2ZeQ/tfCm9Sp9J_Dvc-jD7J6p8g", plain)
 	if sum := md5.Sum(got); hex.EncodeToString(sum[:]) != "9818501d214c5eb42ca2472caf6c82a1" {
 		t.Errorf("MD5 = %x, want 9818501d214c5eb42ca2472caf6c82a1", sum)
@@ -226,30 +225,11 @@ func TestReverseVectorV13(t *testing.T) {
 // flattened symlinks (base64 text, or the bare target with PlaintextNames)
 // fail header parsing.
 func TestReferenceExamples(t *testing.T) {
-	if _, err := os.Stat(vectorsDir); err != nil {
-		t.Skipf("vectors not available: %v", err)
-	}
-	cases := []struct {
-		dir    string
-		mk     string
-		cipher cryptocore.ContentCipher
-		hkdf   bool
-		files  int
-	}{
-		{"v0.7", "ed7f6d83-40cce86c-0e7d79c2-a9438710-575221bf-30a0eb60-2821fa8f-7f3123bf", cryptocore.AESGCM, false, 1},
-		{"v0.7-plaintextnames", "6d96397b-585631e1-c7cba69d-61e738b6-4d5ad2c2-e21f0fb3-52f60d3a-b08526f7", cryptocore.AESGCM, false, 1},
-		{"v0.9", "1cafe3f4-bc316466-2214c47c-ecd89bf3-4e078fe4-f5faeea7-8b7cab02-884f5e1c", cryptocore.AESGCM, false, 2},
-		{"v1.1-aessiv", "eaf371c3-f9a55336-8819f22b-7bccd7c2-a738cf61-7261c658-14c28a03-9428992b", cryptocore.AESSIV, false, 2},
-		{"v1.3", "fd890dab-86bf61cf-ec5ad460-ad3ed01f-9c52d546-2a31783d-a56b088d-3d05232e", cryptocore.AESGCM, true, 2},
-		{"v2.2-deterministic-names", "722733f5-b0f399f5-5465ad7a-f0bed125-e82de7b4-045e7608-a5e5c78e-04a1a61e", cryptocore.AESGCM, true, 2},
-		{"v2.2-xchacha", "44670e7e-32475bfc-bdfb8a8c-be17a767-0679cac0-be705d8c-af41c411-28c40f26", cryptocore.XChaCha20Poly1305, true, 2},
-		{"v2.2-xchacha-deterministic-names", "beba88a9-c6cd1dc0-b69c6f9d-9daea493-9ae87082-4ffc40bf-b44e52db-3933af39", cryptocore.XChaCha20Poly1305, true, 2},
-	}
-	for _, c := range cases {
-		t.Run(c.dir, func(t *testing.T) {
-			ce := newCE(t, c.cipher, c.mk, c.hkdf)
+	for _, v := range testutil.ForwardVectors() {
+		t.Run(v.Name, func(t *testing.T) {
+			ce := newCE(t, cryptocore.ContentCipher(v.Cipher), v.MasterKey, v.HKDF)
 			decrypted := 0
-			err := filepath.WalkDir(filepath.Join(vectorsDir, c.dir), func(p string, d fs.DirEntry, err error) error {
+			err := filepath.WalkDir(testutil.VectorDir(t, v.Name), func(p string, d fs.DirEntry, err error) error {
 				if err != nil || d.IsDir() {
 					return err
 				}
@@ -274,7 +254,7 @@ func TestReferenceExamples(t *testing.T) {
 					return nil
 				}
 				pt, err := ce.DecryptBlocks(nil, data[HeaderLen:], 0, h.ID[:])
-				if err != nil || string(pt) != "It works!\n" {
+				if err != nil || string(pt) != testutil.VectorContent {
 					t.Errorf("%s: got %q, %v", base, pt, err)
 				}
 				decrypted++
@@ -283,8 +263,9 @@ func TestReferenceExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if decrypted != c.files {
-				t.Errorf("decrypted %d files, want %d", decrypted, c.files)
+			// status.txt, and the long name file where there is one.
+			if want := map[bool]int{false: 1, true: 2}[v.HasLongName]; decrypted != want {
+				t.Errorf("decrypted %d files, want %d", decrypted, want)
 			}
 		})
 	}
@@ -295,7 +276,7 @@ func TestReferenceExamples(t *testing.T) {
 func TestHolesTV8(t *testing.T) {
 	for _, c := range allCiphers {
 		t.Run(c.String(), func(t *testing.T) {
-			ce := newCE(t, c, testMK, true)
+			ce := newCE(t, c, testutil.MasterKeyHex, true)
 			h := RandomHeader(ce.cc.Nonces)
 			id := h.ID[:]
 			cbs := ce.CipherBS()
@@ -350,8 +331,8 @@ func TestHolesTV8(t *testing.T) {
 
 // TV-15: the corruption cases observed with the reference.
 func TestCorruptionTV15(t *testing.T) {
-	ce := newCE(t, cryptocore.AESGCM, testMK, true)
-	one := unhex(t, "0002 95e7ef1ef9d7205ba8409fa6f9e4ba46 9d0df759629108b2575bb1eb01dd67ad 74 b8c8a3a7c00e246b048bfee30aeda6f6")
+	ce := newCE(t, cryptocore.AESGCM, testutil.MasterKeyHex, true)
+	one := testutil.MustHex(t, "0002 95e7ef1ef9d7205ba8409fa6f9e4ba46 9d0df759629108b2575bb1eb01dd67ad 74 b8c8a3a7c00e246b048bfee30aeda6f6")
 	h, err := ParseHeader(one[:HeaderLen])
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +348,7 @@ func TestCorruptionTV15(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 	// Header version 0003.
-	hello := unhex(t, "0003 420b04fae4bc38a8548393d366b9d635")
+	hello := testutil.MustHex(t, "0003 420b04fae4bc38a8548393d366b9d635")
 	_, err = ParseHeader(hello)
 	if !errors.Is(err, ErrBadHeader) || !strings.HasPrefix(err.Error(), "ParseHeader: invalid version, want=2 have=3. Header hexdump: 0003420b") {
 		t.Errorf("err = %v", err)
