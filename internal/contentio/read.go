@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 
+	"golang.org/x/sys/unix"
+
 	"gocryptfs/internal/contentenc"
 )
 
@@ -14,8 +16,9 @@ import (
 // in pooled buffers (in parallel for large reads).
 //
 // A bad header or a block that fails to authenticate fails the whole read
-// with a *CorruptError (errors.Is(err, syscall.EIO)); the first such error
-// per inode is logged. Reads that do not touch a bad block still succeed.
+// with a *CorruptError (errors.Is(err, syscall.EIO)); it is logged once per
+// state of the file (inode and ctime) and Table, however often the file is
+// opened and read. Reads that do not touch a bad block still succeed.
 func (f *File) ReadAt(dst []byte, off int64) (int, error) {
 	if len(dst) == 0 {
 		return 0, nil
@@ -118,8 +121,16 @@ func (f *File) corrupt(err error, log bool) error {
 	} else {
 		ce.Header = true
 	}
-	if log && !f.e.loggedCorrupt.Swap(true) {
+	if log && !f.e.loggedCorrupt.Swap(true) && f.t.firstReport(f.version()) {
 		f.log.Warn(ce.Error(), "ino", f.ino)
 	}
 	return ce
+}
+
+// version returns the identity of the file's current state (for logging
+// corruption once per state). A failing fstat gives a zero ctime.
+func (f *File) version() versionKey {
+	var st unix.Stat_t
+	retry(func() error { return unix.Fstat(f.fd, &st) })
+	return versionKey{inodeKey: f.e.key, ctimeSec: st.Ctim.Sec, ctimeNsec: st.Ctim.Nsec}
 }

@@ -19,11 +19,41 @@ import (
 type Table struct {
 	mu      sync.Mutex
 	entries map[inodeKey]*entry
+	// reported remembers the file versions whose corruption was already
+	// logged, beyond the lifetime of their entries, so that a program that
+	// opens, reads and closes a damaged file in a loop causes one log line
+	// rather than one per open.
+	reported map[versionKey]struct{}
 }
+
+// versionKey identifies one state of a backing file: the same inode with a
+// new ctime has been written (or had its attributes changed) since.
+type versionKey struct {
+	inodeKey
+	ctimeSec, ctimeNsec int64
+}
+
+// maxReported bounds Table.reported; when full it is emptied, which at
+// worst repeats a log line.
+const maxReported = 10000
 
 // NewTable returns an empty table.
 func NewTable() *Table {
-	return &Table{entries: make(map[inodeKey]*entry)}
+	return &Table{entries: make(map[inodeKey]*entry), reported: make(map[versionKey]struct{})}
+}
+
+// firstReport records k and reports whether it was not recorded before.
+func (t *Table) firstReport(k versionKey) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.reported[k]; ok {
+		return false
+	}
+	if len(t.reported) >= maxReported {
+		clear(t.reported)
+	}
+	t.reported[k] = struct{}{}
+	return true
 }
 
 // Len returns the number of inodes that currently have open Files, for
@@ -56,7 +86,9 @@ type entry struct {
 	idOK bool
 
 	// loggedCorrupt and warnedSize make corruption reports and size
-	// warnings appear once per inode instead of once per read or stat.
+	// warnings appear once per inode instead of once per read or stat
+	// (corruption also only once per file version and Table, see
+	// Table.reported).
 	loggedCorrupt atomic.Bool
 	warnedSize    atomic.Bool
 	// preallocUnsupported remembers that the backing filesystem rejected
