@@ -5,47 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
-
-// tv1JSON is the config of FORMAT.md 2.2 / TV-1, byte for byte.
-const tv1JSON = `{
-	"Creator": "gocryptfs ref-1a03e99",
-	"EncryptedKey": "HdhoRtHSTviqYGXpGKpVcYgKrPExiL/VxkuhX12tRWxxF3FPSQQo5iUCe7aFGd3yI/INU12Dn+LWoFPRkFJ/Jw==",
-	"ScryptObject": {
-		"Salt": "UsLgvZb3RjlEVoJiL+gMjFiDNONs75BodbnoVXfgWDE=",
-		"N": 1024,
-		"R": 8,
-		"P": 1,
-		"KeyLen": 32
-	},
-	"Version": 2,
-	"FeatureFlags": [
-		"HKDF",
-		"GCMIV128",
-		"DirIV",
-		"EMENames",
-		"LongNames",
-		"Raw64"
-	]
-}
-`
-
-const testMK = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-
-func mustHex(t testing.TB, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.NewReplacer(" ", "", "\n", "", "\t", "", "-", "").Replace(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 func mustB64(t testing.TB, s string) []byte {
 	t.Helper()
@@ -84,11 +50,11 @@ func TestTV1Layout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != tv1JSON {
-		t.Errorf("Marshal differs from the reference layout:\n%s\nwant:\n%s", got, tv1JSON)
+	if string(got) != testutil.TV1Config {
+		t.Errorf("Marshal differs from the reference layout:\n%s\nwant:\n%s", got, testutil.TV1Config)
 	}
 	// Parse → Marshal must reproduce the file exactly.
-	cf, err := Parse([]byte(tv1JSON))
+	cf, err := Parse([]byte(testutil.TV1Config))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,13 +62,13 @@ func TestTV1Layout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != tv1JSON {
+	if string(got) != testutil.TV1Config {
 		t.Errorf("Parse+Marshal round trip differs:\n%s", got)
 	}
 }
 
 func TestTV1Unwrap(t *testing.T) {
-	cf, err := Parse([]byte(tv1JSON))
+	cf, err := Parse([]byte(testutil.TV1Config))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +81,7 @@ func TestTV1Unwrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hex.EncodeToString(mk) != testMK {
+	if hex.EncodeToString(mk) != testutil.MasterKeyHex {
 		t.Errorf("master key %x", mk)
 	}
 	if _, err := cf.DecryptMasterKey([]byte("wrong")); !errors.Is(err, ErrWrongPassword) {
@@ -179,14 +145,14 @@ func TestTV2(t *testing.T) {
 			wantEK: "b0b1b2b3b4b5b6b7b8b9babbbcbdbebf ac487236fe541983851209569f5d69e293b91e74f40eb49a0a18e839fc6b6f51 ac0ba28a2526cf21e84a5e0b4cfcc359",
 		},
 	}
-	mk := mustHex(t, testMK)
+	mk := testutil.MasterKey()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cf := &ConfFile{Version: 2, FeatureFlags: c.flags, ScryptObject: ScryptParams{N: 1024}}
 			if err := cf.encryptMasterKey(mk, []byte("test"), 0, seq(0x40, 32), c.nonce); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := cf.EncryptedKey, mustHex(t, c.wantEK); !bytes.Equal(got, want) {
+			if got, want := cf.EncryptedKey, testutil.MustHex(t, c.wantEK); !bytes.Equal(got, want) {
 				t.Errorf("EncryptedKey %x\nwant         %x", got, want)
 			}
 			if c.wantB != "" && base64.StdEncoding.EncodeToString(cf.EncryptedKey) != c.wantB {
@@ -219,7 +185,7 @@ func TestTV2(t *testing.T) {
 }
 
 func TestInfo(t *testing.T) {
-	cf, err := Parse([]byte(tv1JSON))
+	cf, err := Parse([]byte(testutil.TV1Config))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,43 +236,23 @@ func TestAccessors(t *testing.T) {
 	}
 }
 
-// vectorsDir is /work/shared/vectors/reference-examples seen from this
-// package directory.
-func vectorsDir(t *testing.T) string {
-	t.Helper()
-	d := filepath.Join("..", "..", "..", "shared", "vectors", "reference-examples")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("reference vectors not available: %v", err)
-	}
-	return d
-}
-
 // TestReferenceVectors loads every config of the reference vectors
 // (vectors/README.md): mountable ones unwrap with "test" to the listed
 // master key, v0.4–v0.6 are refused as too old.
 func TestReferenceVectors(t *testing.T) {
-	dir := vectorsDir(t)
-	cases := []struct {
+	dir := testutil.VectorsDir(t)
+	type vectorCase struct {
 		vector string
 		conf   string
 		mk     string // empty: must be refused as too old
 		cipher cryptocore.ContentCipher
-	}{
-		{"v0.4", ConfDefaultName, "", 0},
-		{"v0.5", ConfDefaultName, "", 0},
-		{"v0.6", ConfDefaultName, "", 0},
-		{"v0.6-plaintextnames", ConfDefaultName, "", 0},
-		{"v0.7", ConfDefaultName, "ed7f6d83-40cce86c-0e7d79c2-a9438710-575221bf-30a0eb60-2821fa8f-7f3123bf", cryptocore.AESGCM},
-		{"v0.7-plaintextnames", ConfDefaultName, "6d96397b-585631e1-c7cba69d-61e738b6-4d5ad2c2-e21f0fb3-52f60d3a-b08526f7", cryptocore.AESGCM},
-		{"v0.9", ConfDefaultName, "1cafe3f4-bc316466-2214c47c-ecd89bf3-4e078fe4-f5faeea7-8b7cab02-884f5e1c", cryptocore.AESGCM},
-		{"v1.1-aessiv", ConfDefaultName, "eaf371c3-f9a55336-8819f22b-7bccd7c2-a738cf61-7261c658-14c28a03-9428992b", cryptocore.AESSIV},
-		{"v1.3", ConfDefaultName, "fd890dab-86bf61cf-ec5ad460-ad3ed01f-9c52d546-2a31783d-a56b088d-3d05232e", cryptocore.AESGCM},
-		{"v2.2-deterministic-names", ConfDefaultName, "722733f5-b0f399f5-5465ad7a-f0bed125-e82de7b4-045e7608-a5e5c78e-04a1a61e", cryptocore.AESGCM},
-		{"v2.2-xchacha", ConfDefaultName, "44670e7e-32475bfc-bdfb8a8c-be17a767-0679cac0-be705d8c-af41c411-28c40f26", cryptocore.XChaCha20Poly1305},
-		{"v2.2-xchacha-deterministic-names", ConfDefaultName, "beba88a9-c6cd1dc0-b69c6f9d-9daea493-9ae87082-4ffc40bf-b44e52db-3933af39", cryptocore.XChaCha20Poly1305},
-		{"v1.1-reverse", ConfReverseName, "68b51855-042abd80-635ae1ba-90152a78-2ec2d243-832ac72a-eab0561a-f2d37913", cryptocore.AESSIV},
-		{"v1.1-reverse-plaintextnames", ConfReverseName, "e7fb8f0d-2a81df9e-26611e4b-5540b218-e48aa458-c2a623af-d0c82637-1466b5f2", cryptocore.AESSIV},
-		{"v1.3-reverse", ConfReverseName, "2290a7f4-3e1908fb-b006f7d9-261bdaf1-4b72bc38-3b24956c-db7d8a8d-d996076a", cryptocore.AESSIV},
+	}
+	var cases []vectorCase
+	for _, n := range testutil.TooOldVectors() {
+		cases = append(cases, vectorCase{n, ConfDefaultName, "", 0})
+	}
+	for _, v := range testutil.AllVectors() {
+		cases = append(cases, vectorCase{v.Name, v.ConfigName(), v.MasterKey, cryptocore.ContentCipher(v.Cipher)})
 	}
 	for _, c := range cases {
 		t.Run(c.vector, func(t *testing.T) {
@@ -338,7 +284,7 @@ func TestReferenceVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(mk, mustHex(t, c.mk)) {
+			if !bytes.Equal(mk, testutil.MustHex(t, c.mk)) {
 				t.Errorf("master key %x", mk)
 			}
 		})

@@ -5,21 +5,25 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"gocryptfs/internal/testutil"
 )
 
 // FuzzParse feeds arbitrary bytes to Parse. It must never panic, and every
 // accepted config must survive Marshal → Parse unchanged and be safe to
 // summarize and (when scrypt is cheap) to unwrap.
 func FuzzParse(f *testing.F) {
-	f.Add([]byte(tv1JSON))
+	f.Add([]byte(testutil.TV1Config))
 	f.Add([]byte(""))
 	f.Add([]byte("{}"))
 	f.Add([]byte(`{"Version":2,"FeatureFlags":["FIDO2","HKDF","GCMIV128"],"FIDO2":{"CredentialID":"AA==","HMACSalt":"AA==","AssertOptions":null},"LongNameMax":7}`))
-	vectors, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "vectors", "reference-examples", "*", "*.conf"))
-	hidden, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "vectors", "reference-examples", "*", ".*.conf"))
-	for _, p := range append(vectors, hidden...) {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
+	if vd, err := testutil.VectorsPath(); err == nil {
+		vectors, _ := filepath.Glob(filepath.Join(vd, "*", "*.conf"))
+		hidden, _ := filepath.Glob(filepath.Join(vd, "*", ".*.conf"))
+		for _, p := range append(vectors, hidden...) {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(b)
+			}
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

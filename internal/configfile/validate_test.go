@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gocryptfs/internal/testutil"
 )
 
 func TestValidateRules(t *testing.T) {
@@ -137,19 +139,19 @@ func TestParseMalformed(t *testing.T) {
 		{"empty", ""},
 		{"whitespace", " \n"},
 		{"open brace", "{"},
-		{"truncated TV-1", tv1JSON[:len(tv1JSON)/2]},
-		{"truncated before final brace", strings.TrimSuffix(tv1JSON, "}\n")},
+		{"truncated TV-1", testutil.TV1Config[:len(testutil.TV1Config)/2]},
+		{"truncated before final brace", strings.TrimSuffix(testutil.TV1Config, "}\n")},
 		{"array", "[]"},
 		{"string", `"x"`},
-		{"trailing garbage", tv1JSON + "x"},
-		{"two objects", tv1JSON + tv1JSON},
-		{"version too large for uint16", strings.Replace(tv1JSON, `"Version": 2`, `"Version": 70000`, 1)},
-		{"version negative", strings.Replace(tv1JSON, `"Version": 2`, `"Version": -2`, 1)},
-		{"version as string", strings.Replace(tv1JSON, `"Version": 2`, `"Version": "2"`, 1)},
-		{"N as float", strings.Replace(tv1JSON, `"N": 1024`, `"N": 1024.5`, 1)},
-		{"bad base64 key", strings.Replace(tv1JSON, `"HdhoRtHST`, `"!!!!RtHST`, 1)},
-		{"flags not strings", strings.Replace(tv1JSON, `"HKDF",`, `1,`, 1)},
-		{"LongNameMax 256", strings.Replace(tv1JSON, `"Version": 2`, `"LongNameMax": 256, "Version": 2`, 1)},
+		{"trailing garbage", testutil.TV1Config + "x"},
+		{"two objects", testutil.TV1Config + testutil.TV1Config},
+		{"version too large for uint16", strings.Replace(testutil.TV1Config, `"Version": 2`, `"Version": 70000`, 1)},
+		{"version negative", strings.Replace(testutil.TV1Config, `"Version": 2`, `"Version": -2`, 1)},
+		{"version as string", strings.Replace(testutil.TV1Config, `"Version": 2`, `"Version": "2"`, 1)},
+		{"N as float", strings.Replace(testutil.TV1Config, `"N": 1024`, `"N": 1024.5`, 1)},
+		{"bad base64 key", strings.Replace(testutil.TV1Config, `"HdhoRtHST`, `"!!!!RtHST`, 1)},
+		{"flags not strings", strings.Replace(testutil.TV1Config, `"HKDF",`, `1,`, 1)},
+		{"LongNameMax 256", strings.Replace(testutil.TV1Config, `"Version": 2`, `"LongNameMax": 256, "Version": 2`, 1)},
 		{"binary", "\x00\x01\x02"},
 	}
 	for _, c := range cases {
@@ -168,8 +170,8 @@ func TestParseMalformed(t *testing.T) {
 // The reference reader is encoding/json: case-insensitive keys, unknown
 // keys ignored, JSON null for the flags.
 func TestParseLenient(t *testing.T) {
-	lower := strings.NewReplacer(`"Version"`, `"version"`, `"ScryptObject"`, `"scryptobject"`, `"KeyLen"`, `"keylen"`).Replace(tv1JSON)
-	extra := strings.Replace(tv1JSON, `"Version": 2`, `"Unknown": {"x": [1,2]}, "Version": 2`, 1)
+	lower := strings.NewReplacer(`"Version"`, `"version"`, `"ScryptObject"`, `"scryptobject"`, `"KeyLen"`, `"keylen"`).Replace(testutil.TV1Config)
+	extra := strings.Replace(testutil.TV1Config, `"Version": 2`, `"Unknown": {"x": [1,2]}, "Version": 2`, 1)
 	for name, data := range map[string]string{"lower-case keys": lower, "unknown key": extra} {
 		cf, err := Parse([]byte(data))
 		if err != nil {
@@ -179,7 +181,7 @@ func TestParseLenient(t *testing.T) {
 			t.Fatalf("%s: unwrap: %v", name, err)
 		}
 	}
-	_, err := Parse([]byte(strings.Replace(tv1JSON, `"FeatureFlags": [`, `"FeatureFlags": null, "X": [`, 1)))
+	_, err := Parse([]byte(strings.Replace(testutil.TV1Config, `"FeatureFlags": [`, `"FeatureFlags": null, "X": [`, 1)))
 	if !errors.Is(err, ErrTooOld) {
 		t.Errorf("null flags: want ErrTooOld, got %v", err)
 	}
@@ -210,10 +212,10 @@ func TestLoadErrors(t *testing.T) {
 		want error
 	}{
 		{"empty file", write("empty", ""), ErrMalformed},
-		{"truncated", write("trunc", tv1JSON[:100]), ErrMalformed},
-		{"too old", write("old", strings.Replace(tv1JSON, `"GCMIV128",`, "", 1)), ErrTooOld},
-		{"unknown flag", write("unk", strings.Replace(tv1JSON, `"Raw64"`, `"Raw65"`, 1)), ErrInvalid},
-		{"huge", write("huge", tv1JSON+strings.Repeat(" ", maxConfSize)), ErrMalformed},
+		{"truncated", write("trunc", testutil.TV1Config[:100]), ErrMalformed},
+		{"too old", write("old", strings.Replace(testutil.TV1Config, `"GCMIV128",`, "", 1)), ErrTooOld},
+		{"unknown flag", write("unk", strings.Replace(testutil.TV1Config, `"Raw64"`, `"Raw65"`, 1)), ErrInvalid},
+		{"huge", write("huge", testutil.TV1Config+strings.Repeat(" ", maxConfSize)), ErrMalformed},
 	}
 	for _, c := range cases {
 		if _, err := Load(c.path); !errors.Is(err, c.want) {
@@ -225,7 +227,7 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := Load(dir); err == nil {
 		t.Error("loading a directory succeeded")
 	}
-	cf, err := Load(write(ConfDefaultName, tv1JSON))
+	cf, err := Load(write(ConfDefaultName, testutil.TV1Config))
 	if err != nil || cf.Path() != filepath.Join(dir, ConfDefaultName) {
 		t.Fatalf("valid file: %v", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"gocryptfs/internal/testutil"
 )
 
 // testLogN keeps scrypt cheap in tests.
@@ -148,7 +150,7 @@ func TestWriteRoundTrip(t *testing.T) {
 func TestWriteStaleTmp(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, ConfDefaultName)
-	if err := os.WriteFile(path, []byte(tv1JSON), 0o400); err != nil {
+	if err := os.WriteFile(path, []byte(testutil.TV1Config), 0o400); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path+TmpSuffix, []byte("stale"), 0o600); err != nil {
@@ -158,14 +160,14 @@ func TestWriteStaleTmp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cf.EncryptMasterKey(mustHex(t, testMK), []byte("new"), 0); err != nil {
+	if err := cf.EncryptMasterKey(testutil.MustHex(t, testutil.MasterKeyHex), []byte("new"), 0); err != nil {
 		t.Fatal(err)
 	}
 	err = cf.WriteFile()
 	if !errors.Is(err, fs.ErrExist) {
 		t.Fatalf("want fs.ErrExist, got %v", err)
 	}
-	if b, _ := os.ReadFile(path); string(b) != tv1JSON {
+	if b, _ := os.ReadFile(path); string(b) != testutil.TV1Config {
 		t.Error("existing config modified")
 	}
 	if b, _ := os.ReadFile(path + TmpSuffix); string(b) != "stale" {
@@ -211,7 +213,7 @@ func TestWriteRefusals(t *testing.T) {
 // -passwd: re-wrapping keeps Creator, flags and the master key, changes
 // salt, nonce and EncryptedKey, and keeps N unless a new logN is given.
 func TestRewrap(t *testing.T) {
-	mk := mustHex(t, testMK)
+	mk := testutil.MustHex(t, testutil.MasterKeyHex)
 	for _, c := range []struct {
 		name  string
 		conf  func() *ConfFile
@@ -282,7 +284,7 @@ func TestRewrapBadLogN(t *testing.T) {
 	for _, logN := range []int{1, 9, 29, 64} {
 		cf := tv1Conf(t)
 		before, _ := cf.Marshal()
-		err := cf.EncryptMasterKey(mustHex(t, testMK), []byte("x"), logN)
+		err := cf.EncryptMasterKey(testutil.MustHex(t, testutil.MasterKeyHex), []byte("x"), logN)
 		if !errors.Is(err, ErrScryptParams) {
 			t.Errorf("logN %d: want ErrScryptParams, got %v", logN, err)
 		}

@@ -161,15 +161,25 @@ func ProjectRoot() (string, error) {
 // project root, or skips the test when the vectors are not there.
 func VectorsDir(t testing.TB) string {
 	t.Helper()
-	root, err := ProjectRoot()
+	d, err := VectorsPath()
 	if err != nil {
-		t.Fatal(err)
-	}
-	d := filepath.Join(root, "..", "shared", "vectors", "reference-examples")
-	if _, err := os.Stat(d); err != nil {
 		t.Skipf("reference vectors not available: %v", err)
 	}
 	return d
+}
+
+// VectorsPath is VectorsDir for callers that go on without the vectors,
+// like the seed corpus of a fuzz test.
+func VectorsPath() (string, error) {
+	root, err := ProjectRoot()
+	if err != nil {
+		return "", err
+	}
+	d := filepath.Join(root, "..", "shared", "vectors", "reference-examples")
+	if _, err := os.Stat(d); err != nil {
+		return "", fmt.Errorf("reference vectors: %w", err)
+	}
+	return d, nil
 }
 
 // VectorDir returns the directory of the vector called name (read-only:
