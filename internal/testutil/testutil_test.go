@@ -287,3 +287,12 @@ func TestWaitFor(t *testing.T) {
 		t.Errorf("NewDir: %s", d)
 	}
 }
+
+func TestTV4CipherDir(t *testing.T) {
+	dir := TV4CipherDir(t)
+	for p, iv := range map[string]string{"gocryptfs.diriv": TV4RootIV, TV4Dir1 + "/gocryptfs.diriv": TV4Dir1IV} {
+		if b, err := os.ReadFile(filepath.Join(dir, p)); err != nil || !bytes.Equal(b, MustHex(t, iv)) {
+			t.Errorf("%s: %x %v", p, b, err)
+		}
+	}
+}
