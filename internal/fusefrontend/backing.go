@@ -113,9 +113,11 @@ func (rn *RootNode) openDir(relDir string) (int, []byte, error) {
 // itself was just opened, so a missing gocryptfs.diriv is damage: EIO (with
 // one warning per directory), not ENOENT.
 func (rn *RootNode) dirIVError(relDir string, err error) error {
-	rn.warnOnce("diriv:"+relDir, "cannot read directory IV", "dir", relDir, "err", err)
+	if rn.firstWarn("diriv:" + relDir) {
+		rn.log.Warn("cannot read directory IV", "dir", rn.cipherPath(relDir), "err", err)
+	}
 	if errors.Is(err, syscall.ENOENT) {
-		return fmt.Errorf("%w: directory %q: %w", syscall.EIO, relDir, err)
+		return fmt.Errorf("%w: %w", syscall.EIO, err)
 	}
 	return err
 }

@@ -28,7 +28,7 @@ func (n *Node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errn
 	rn.enter("Readdir")
 	list, err := rn.readDir(n.relPath())
 	if err != nil {
-		return nil, rn.toErrno("Readdir", err)
+		return nil, n.toErrno("Readdir", err)
 	}
 	return fs.NewListDirStream(list), 0
 }
@@ -65,7 +65,9 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 		if err != nil {
 			shown, ok := rn.nt.DisplayBadName(de.Name, iv)
 			if !ok {
-				rn.warnOnce("name:"+dir+"/"+de.Name, "undecryptable name hidden", "dir", dir, "name", de.Name, "err", err)
+				if rn.firstWarn("name:" + dir + "/" + de.Name) {
+					rn.log.Warn("undecryptable name hidden", "dir", rn.cipherPath(dir), "name", de.Name, "err", err)
+				}
 				continue
 			}
 			name = shown
@@ -171,7 +173,7 @@ func (n *Node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	defer fuseutil.Recover(rn.log, "Mkdir", &errno)
 	rn.enter("Mkdir")
 	ch, err := n.mkdir(ctx, name, mode, out)
-	return ch, rn.toErrno("Mkdir", err)
+	return ch, n.toErrno("Mkdir", err)
 }
 
 func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fs.Inode, error) {
@@ -261,12 +263,12 @@ func (n *Node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
 	}
 	e, err := rn.child(n.relPath(), name)
 	if err != nil {
-		return rn.toErrno("Rmdir", err)
+		return n.toErrno("Rmdir", err)
 	}
 	defer e.close()
 	err = rn.rmdirEntry(e)
 	rn.dirCache.clear()
-	return rn.toErrno("Rmdir", err)
+	return n.toErrno("Rmdir", err)
 }
 
 // rmdirEntry removes the backing directory of e (and its long-name file).
@@ -388,11 +390,11 @@ func (n *Node) Unlink(ctx context.Context, name string) (errno syscall.Errno) {
 	}
 	e, err := rn.child(n.relPath(), name)
 	if err != nil {
-		return rn.toErrno("Unlink", err)
+		return n.toErrno("Unlink", err)
 	}
 	defer e.close()
 	if err := syscallcompat.Unlinkat(e.dirfd, e.cName, 0); err != nil {
-		return rn.toErrno("Unlink", err)
+		return n.toErrno("Unlink", err)
 	}
 	rn.deleteLongName(e)
 	return 0
@@ -421,7 +423,7 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	rn.enter("Rename")
 	err := n.rename(name, newParent, newName, flags)
 	rn.dirCache.clear()
-	return rn.toErrno("Rename", err)
+	return n.toErrno("Rename", err)
 }
 
 func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, flags uint32) error {
@@ -497,7 +499,7 @@ func (n *Node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	defer fuseutil.Recover(rn.log, "Symlink", &errno)
 	rn.enter("Symlink")
 	ch, err := n.symlink(ctx, target, name, out)
-	return ch, rn.toErrno("Symlink", err)
+	return ch, n.toErrno("Symlink", err)
 }
 
 func (n *Node) symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*fs.Inode, error) {
@@ -535,20 +537,22 @@ func (n *Node) Readlink(ctx context.Context) (target []byte, errno syscall.Errno
 	rn.enter("Readlink")
 	e, err := n.self()
 	if err != nil {
-		return nil, rn.toErrno("Readlink", err)
+		return nil, n.toErrno("Readlink", err)
 	}
 	defer e.close()
 	t, err := syscallcompat.Readlinkat(e.dirfd, e.cName)
 	if err != nil {
-		return nil, rn.toErrno("Readlink", err)
+		return nil, n.toErrno("Readlink", err)
 	}
 	if rn.nt.PlaintextNames() {
 		return []byte(t), 0
 	}
 	plain, err := rn.nt.DecryptSymlinkTarget(t)
 	if err != nil {
-		rn.warnOnce("symlink:"+n.relPath(), "undecryptable symlink target", "path", n.relPath(), "err", err)
-		return nil, rn.toErrno("Readlink", err)
+		if p := n.relPath(); rn.firstWarn("symlink:" + p) {
+			rn.log.Warn("undecryptable symlink target", "path", rn.cipherPath(p), "err", err)
+		}
+		return nil, n.toErrno("Readlink", err)
 	}
 	return []byte(plain), 0
 }
@@ -561,7 +565,7 @@ func (n *Node) Link(ctx context.Context, target fs.InodeEmbedder, name string, o
 	defer fuseutil.Recover(rn.log, "Link", &errno)
 	rn.enter("Link")
 	ch, err := n.link(ctx, target, name, out)
-	return ch, rn.toErrno("Link", err)
+	return ch, n.toErrno("Link", err)
 }
 
 func (n *Node) link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, error) {
@@ -599,7 +603,7 @@ func (n *Node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 	defer fuseutil.Recover(rn.log, "Mknod", &errno)
 	rn.enter("Mknod")
 	ch, err := n.mknod(ctx, name, mode, dev, out)
-	return ch, rn.toErrno("Mknod", err)
+	return ch, n.toErrno("Mknod", err)
 }
 
 func (n *Node) mknod(ctx context.Context, name string, mode uint32, dev uint32, out *fuse.EntryOut) (*fs.Inode, error) {

@@ -9,13 +9,28 @@ import (
 // toErrno is the single place where internal errors become the errno sent to
 // the kernel. Errors that carry a syscall.Errno (directly or wrapped) keep
 // it; anything else is a bug or corruption we cannot classify, reported as
-// EIO with a log line so it is not silently lost.
-func (rn *RootNode) toErrno(op string, err error) syscall.Errno {
+// EIO with a log line (naming n by inode and ciphertext path) so it is not
+// silently lost.
+func (n *Node) toErrno(op string, err error) syscall.Errno {
 	errno, known := fuseutil.ToErrno(err)
 	if !known {
-		rn.log.Error("unexpected error, returning EIO", "op", op, "err", err)
+		n.rn.log.Error("unexpected error, returning EIO", "op", op, "ino", n.StableAttr().Ino, "cipherPath", n.rn.cipherPath(n.relPath()), "err", err)
 	}
 	return errno
+}
+
+// cipherPath returns the backing path of the plaintext path p for log
+// lines, which must never contain plaintext names (they may end up in
+// syslog). It is only called on the rare paths that log.
+func (rn *RootNode) cipherPath(p string) string {
+	c, err := rn.EncryptPath(p)
+	switch {
+	case err != nil:
+		return "(unknown)"
+	case c == "":
+		return "."
+	}
+	return c
 }
 
 // enter counts a FUSE request and runs the test hook. It must be called

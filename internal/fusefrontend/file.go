@@ -96,7 +96,7 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	rn.enter("Open")
 	f, err := n.open(int(flags))
 	if err != nil {
-		return nil, 0, rn.toErrno("Open", err)
+		return nil, 0, n.toErrno("Open", err)
 	}
 	return f, rn.openFlags(), 0
 }
@@ -143,7 +143,7 @@ func (n *Node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	rn.enter("Create")
 	ch, f, err := n.create(ctx, name, int(flags), mode, out)
 	if err != nil {
-		return nil, nil, 0, rn.toErrno("Create", err)
+		return nil, nil, 0, n.toErrno("Create", err)
 	}
 	return ch, f, rn.openFlags(), 0
 }
@@ -222,7 +222,7 @@ func (n *Node) Read(ctx context.Context, fh fs.FileHandle, dest []byte, off int6
 	}
 	nr, err := f.cf.ReadAt(dest, off)
 	if err != nil && err != io.EOF {
-		return nil, rn.toErrno("Read", err)
+		return nil, n.toErrno("Read", err)
 	}
 	return fuse.ReadResultData(dest[:nr]), 0
 }
@@ -251,7 +251,7 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 		nw, err = f.cf.WriteAt(data, off)
 	}
 	if err != nil {
-		return uint32(nw), rn.toErrno("Write", err)
+		return uint32(nw), n.toErrno("Write", err)
 	}
 	return uint32(nw), 0
 }
@@ -271,9 +271,9 @@ func (n *Node) Flush(ctx context.Context, fh fs.FileHandle) (errno syscall.Errno
 	}
 	dup, err := syscallcompat.Dup(f.cf.Fd())
 	if err != nil {
-		return rn.toErrno("Flush", err)
+		return n.toErrno("Flush", err)
 	}
-	return rn.toErrno("Flush", syscallcompat.Close(dup))
+	return n.toErrno("Flush", syscallcompat.Close(dup))
 }
 
 var _ = (fs.NodeFsyncer)((*Node)(nil))
@@ -284,11 +284,11 @@ func (n *Node) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) (errno
 	defer fuseutil.Recover(rn.log, "Fsync", &errno)
 	rn.enter("Fsync")
 	if f, ok := fh.(*file); ok {
-		return rn.toErrno("Fsync", f.cf.Fsync(flags&1 != 0))
+		return n.toErrno("Fsync", f.cf.Fsync(flags&1 != 0))
 	}
 	// A directory (go-fuse routes FSYNCDIR here) or a file without a
 	// handle: sync the backing entry through a fresh read-only fd.
-	return rn.toErrno("Fsync", n.syncBacking(flags&1 != 0))
+	return n.toErrno("Fsync", n.syncBacking(flags&1 != 0))
 }
 
 func (n *Node) syncBacking(datasync bool) error {
@@ -323,7 +323,7 @@ func (n *Node) Release(ctx context.Context, fh fs.FileHandle) (errno syscall.Err
 	if !ok {
 		return 0
 	}
-	return rn.toErrno("Release", rn.releaseFile(f))
+	return n.toErrno("Release", rn.releaseFile(f))
 }
 
 var _ = (fs.NodeAllocater)((*Node)(nil))
@@ -340,7 +340,7 @@ func (n *Node) Allocate(ctx context.Context, fh fs.FileHandle, off uint64, size 
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	return rn.toErrno("Allocate", f.cf.Allocate(off, size, mode))
+	return n.toErrno("Allocate", f.cf.Allocate(off, size, mode))
 }
 
 var _ = (fs.NodeLseeker)((*Node)(nil))
@@ -364,7 +364,7 @@ func (n *Node) Lseek(ctx context.Context, fh fs.FileHandle, off uint64, whence u
 	default:
 		return 0, syscall.EINVAL
 	}
-	return res, rn.toErrno("Lseek", err)
+	return res, n.toErrno("Lseek", err)
 }
 
 // Locks are open-file-description locks on the handle's own backing fd, so
@@ -385,7 +385,7 @@ func (n *Node) Getlk(ctx context.Context, fh fs.FileHandle, owner uint64, lk *fu
 	lk.ToFlockT(&flk)
 	err := syscallcompat.Retry(func() error { return syscall.FcntlFlock(uintptr(f.cf.Fd()), unix.F_OFD_GETLK, &flk) })
 	if err != nil {
-		return rn.toErrno("Getlk", err)
+		return n.toErrno("Getlk", err)
 	}
 	out.FromFlockT(&flk)
 	return 0
@@ -398,7 +398,7 @@ func (n *Node) Setlk(ctx context.Context, fh fs.FileHandle, owner uint64, lk *fu
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Setlk", &errno)
 	rn.enter("Setlk")
-	return rn.toErrno("Setlk", rn.setLock(fh, lk, flags, false))
+	return n.toErrno("Setlk", rn.setLock(fh, lk, flags, false))
 }
 
 var _ = (fs.NodeSetlkwer)((*Node)(nil))
@@ -408,7 +408,7 @@ func (n *Node) Setlkw(ctx context.Context, fh fs.FileHandle, owner uint64, lk *f
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Setlkw", &errno)
 	rn.enter("Setlkw")
-	return rn.toErrno("Setlkw", rn.setLock(fh, lk, flags, true))
+	return n.toErrno("Setlkw", rn.setLock(fh, lk, flags, true))
 }
 
 func (rn *RootNode) setLock(fh fs.FileHandle, lk *fuse.FileLock, flags uint32, wait bool) error {

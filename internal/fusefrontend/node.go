@@ -50,7 +50,9 @@ func (rn *RootNode) fillAttr(st *unix.Stat_t, dirfd int, cName string, out *fuse
 	case syscall.S_IFREG:
 		size, problem := rn.ce.CipherSizeToPlainSizeCheck(uint64(st.Size))
 		if problem != 0 {
-			rn.warnOnce(sizeWarnKey(out.Ino), "unusual ciphertext size", "ino", st.Ino, "size", st.Size, "problem", problem.String())
+			if rn.firstWarn(sizeWarnKey(out.Ino)) {
+				rn.log.Warn("unusual ciphertext size", "ino", st.Ino, "size", st.Size, "problem", problem.String())
+			}
 		}
 		out.Size = size
 	case syscall.S_IFLNK:
@@ -102,7 +104,7 @@ func (n *Node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 	}
 	e, st, err := rn.lookupEntry(dir, name)
 	if err != nil {
-		return nil, rn.toErrno("Lookup", err)
+		return nil, n.toErrno("Lookup", err)
 	}
 	defer e.close()
 	rn.fillAttr(st, e.dirfd, e.cName, &out.Attr)
@@ -134,12 +136,12 @@ func (n *Node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 	if f, ok := fh.(*file); ok {
 		var st unix.Stat_t
 		if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
-			return rn.toErrno("Getattr", err)
+			return n.toErrno("Getattr", err)
 		}
 		rn.fillAttr(&st, -1, "", &out.Attr)
 		return 0
 	}
-	return rn.toErrno("Getattr", rn.statPath(n.relPath(), &out.Attr))
+	return n.toErrno("Getattr", rn.statPath(n.relPath(), &out.Attr))
 }
 
 // statPath fills out with the attributes of the entry at plaintext path p.
@@ -166,20 +168,18 @@ func (n *Node) Statfs(ctx context.Context, out *fuse.StatfsOut) (errno syscall.E
 	rn.enter("Statfs")
 	var st unix.Statfs_t
 	if err := syscallcompat.Fstatfs(rn.rootFd, &st); err != nil {
-		return rn.toErrno("Statfs", err)
+		return n.toErrno("Statfs", err)
 	}
 	fuseutil.StatfsFromUnix(&st, out)
 	return 0
 }
 
-// warnOnce logs msg the first time key is seen. The set of keys is bounded
-// so that a huge number of bad entries cannot exhaust memory; past the bound
-// warnings are simply repeated.
-func (rn *RootNode) warnOnce(key string, msg string, args ...any) {
-	if rn.warned.seen(key) {
-		return
-	}
-	rn.log.Warn(msg, args...)
+// firstWarn reports whether a warning identified by key is logged now: the
+// first time the key is seen. The set of keys is bounded so that a huge
+// number of bad entries cannot exhaust memory; past the bound warnings are
+// simply repeated.
+func (rn *RootNode) firstWarn(key string) bool {
+	return !rn.warned.seen(key)
 }
 
 func sizeWarnKey(ino uint64) string {

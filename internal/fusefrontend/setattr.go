@@ -31,23 +31,23 @@ func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 	if f == nil {
 		var err error
 		if e, err = n.self(); err != nil {
-			return rn.toErrno("Setattr", err)
+			return n.toErrno("Setattr", err)
 		}
 		defer e.close()
 	}
 	if err := rn.setattr(f, e, in); err != nil {
-		return rn.toErrno("Setattr", err)
+		return n.toErrno("Setattr", err)
 	}
 	var st unix.Stat_t
 	if f != nil {
 		if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
-			return rn.toErrno("Setattr", err)
+			return n.toErrno("Setattr", err)
 		}
 		rn.fillAttr(&st, -1, "", &out.Attr)
 		return 0
 	}
 	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
-		return rn.toErrno("Setattr", err)
+		return n.toErrno("Setattr", err)
 	}
 	rn.fillAttr(&st, e.dirfd, e.cName, &out.Attr)
 	return 0

@@ -52,7 +52,7 @@ func (n *Node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 	}
 	cAttr, err := rn.nt.EncryptXattrName(attr)
 	if err != nil {
-		return 0, rn.toErrno("Getxattr", err)
+		return 0, n.toErrno("Getxattr", err)
 	}
 	var val []byte
 	err = n.withPathFd(func(fd int) error {
@@ -66,12 +66,14 @@ func (n *Node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 		}
 		val, err = rn.nt.DecryptXattrValue(v)
 		if err != nil {
-			rn.warnOnce("xattr:"+n.relPath()+"\x00"+attr, "undecryptable xattr value", "path", n.relPath(), "attr", attr, "err", err)
+			if p := n.relPath(); rn.firstWarn("xattr:" + p + "\x00" + attr) {
+				rn.log.Warn("undecryptable xattr value", "path", rn.cipherPath(p), "attr", cAttr, "err", err)
+			}
 		}
 		return err
 	})
 	if err != nil {
-		return 0, rn.toErrno("Getxattr", err)
+		return 0, n.toErrno("Getxattr", err)
 	}
 	if len(dest) == 0 {
 		return uint32(len(val)), 0
@@ -98,13 +100,13 @@ func (n *Node) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 	}
 	cAttr, err := rn.nt.EncryptXattrName(attr)
 	if err != nil {
-		return rn.toErrno("Setxattr", err)
+		return n.toErrno("Setxattr", err)
 	}
 	val := data
 	if !nametransform.IsACLName(attr) {
 		val = rn.nt.EncryptXattrValue(data)
 	}
-	return rn.toErrno("Setxattr", n.withPathFd(func(fd int) error {
+	return n.toErrno("Setxattr", n.withPathFd(func(fd int) error {
 		return syscallcompat.Fsetxattr(fd, cAttr, val, int(flags))
 	}))
 }
@@ -124,9 +126,9 @@ func (n *Node) Removexattr(ctx context.Context, attr string) (errno syscall.Errn
 	}
 	cAttr, err := rn.nt.EncryptXattrName(attr)
 	if err != nil {
-		return rn.toErrno("Removexattr", err)
+		return n.toErrno("Removexattr", err)
 	}
-	return rn.toErrno("Removexattr", n.withPathFd(func(fd int) error {
+	return n.toErrno("Removexattr", n.withPathFd(func(fd int) error {
 		return syscallcompat.Fremovexattr(fd, cAttr)
 	}))
 }
@@ -151,7 +153,9 @@ func (n *Node) Listxattr(ctx context.Context, dest []byte) (size uint32, errno s
 			name, err := rn.nt.DecryptXattrName(c)
 			if err != nil {
 				if !errors.Is(err, nametransform.ErrHiddenXattr) {
-					rn.warnOnce("xattrname:"+n.relPath()+"\x00"+c, "undecryptable xattr name hidden", "path", n.relPath(), "name", c, "err", err)
+					if p := n.relPath(); rn.firstWarn("xattrname:" + p + "\x00" + c) {
+						rn.log.Warn("undecryptable xattr name hidden", "path", rn.cipherPath(p), "name", c, "err", err)
+					}
 				}
 				continue
 			}
@@ -161,7 +165,7 @@ func (n *Node) Listxattr(ctx context.Context, dest []byte) (size uint32, errno s
 		return nil
 	})
 	if err != nil {
-		return 0, rn.toErrno("Listxattr", err)
+		return 0, n.toErrno("Listxattr", err)
 	}
 	if len(dest) == 0 {
 		return uint32(len(buf)), 0
