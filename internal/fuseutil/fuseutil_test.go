@@ -58,3 +58,23 @@ func TestAttrFromStat(t *testing.T) {
 		t.Errorf("owner not applied: %+v", a)
 	}
 }
+
+// TestReadResults: a result serves its bytes until Done, then is reused,
+// and a read in steady state allocates nothing.
+func TestReadResults(t *testing.T) {
+	var p ReadResults
+	buf := []byte("hello")
+	r := p.Get(buf)
+	if b, st := r.Bytes(nil); !st.Ok() || string(b) != "hello" || r.Size() != 5 {
+		t.Fatalf("Bytes %q %v, Size %d", b, st, r.Size())
+	}
+	r.Done()
+	r2 := p.Get(buf[:2])
+	if b, _ := r2.Bytes(nil); string(b) != "he" || r2.Size() != 2 {
+		t.Fatalf("reused result: %q", b)
+	}
+	r2.Done()
+	if n := testing.AllocsPerRun(100, func() { p.Get(buf).Done() }); n != 0 && !raceEnabled {
+		t.Errorf("%.1f allocations per result", n)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package fuseutil
+
+const raceEnabled = false
