@@ -224,7 +224,7 @@ func (n *Node) Read(ctx context.Context, fh fs.FileHandle, dest []byte, off int6
 	if err != nil && err != io.EOF {
 		return nil, n.toErrno("Read", err)
 	}
-	return fuse.ReadResultData(dest[:nr]), 0
+	return rn.readResults.Get(dest[:nr]), 0
 }
 
 var _ = (fs.NodeWriter)((*Node)(nil))

@@ -45,6 +45,7 @@ import (
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/contentio"
+	"gocryptfs/internal/fuseutil"
 	"gocryptfs/internal/inomap"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/syscallcompat"
@@ -96,6 +97,9 @@ type RootNode struct {
 	dirCache *dirCache
 	table    *contentio.Table
 	warned   warnLog
+
+	// readResults avoids an allocation per READ reply.
+	readResults fuseutil.ReadResults
 
 	openFiles atomic.Int64
 	opCount   atomic.Uint64

@@ -62,7 +62,7 @@ func (f *fileHandle) Read(ctx context.Context, dest []byte, off int64) (res fuse
 	if err != nil {
 		return nil, f.rn.errno("Read", fmt.Errorf("read at %d: %w", off, err))
 	}
-	return fuse.ReadResultData(dest[:n]), 0
+	return f.rn.readResults.Get(dest[:n]), 0
 }
 
 // readCipher fills dest with ciphertext starting at offset off, chunk by

@@ -34,6 +34,7 @@ import (
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exclude"
 	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/fuseutil"
 	"gocryptfs/internal/inomap"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/syscallcompat"
@@ -114,6 +115,9 @@ type RootNode struct {
 	log    *slog.Logger
 	excl   *exclude.Matcher
 	rootFd int
+
+	// readResults avoids an allocation per READ reply.
+	readResults fuseutil.ReadResults
 
 	rootDev, rootIno uint64
 	inos             *inomap.Map

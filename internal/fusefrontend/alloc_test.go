@@ -1,0 +1,93 @@
+package fusefrontend
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/nametransform"
+)
+
+// TestAllocsReadWrite counts the allocations of the Read and Write request
+// handlers in steady state (no mount needed: the handlers only use the
+// file handle). A 128 KiB request (the kernel's usual size) must not
+// allocate per block; with one CPU it allocates nothing at all.
+func TestAllocsReadWrite(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	cipher := t.TempDir()
+	cc, err := cryptocore.New(make([]byte, cryptocore.KeyLen), cryptocore.Options{Cipher: cryptocore.AESGCM, HKDF: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce, err := contentenc.New(cc, contentenc.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nt, err := nametransform.New(cc, nametransform.Options{Raw64: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn, err := NewRootNode(Args{CipherDir: cipher, Logger: slog.New(slog.DiscardHandler)}, nt, ce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rn.Close()
+	fd, err := unix.Openat(rn.rootFd, "f", unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := rn.newFile(fd, unix.O_RDWR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rn.releaseFile(f)
+	ctx := context.Background()
+	data := make([]byte, 128<<10)
+	if _, errno := rn.Node.Write(ctx, f, data, 0); errno != 0 {
+		t.Fatal(errno)
+	}
+	dest := make([]byte, 128<<10)
+	ops := []struct {
+		name string
+		fn   func()
+	}{
+		{"Write", func() {
+			if _, errno := rn.Node.Write(ctx, f, data, 0); errno != 0 {
+				t.Fatal(errno)
+			}
+		}},
+		{"Write unaligned", func() {
+			if _, errno := rn.Node.Write(ctx, f, data, 100); errno != 0 {
+				t.Fatal(errno)
+			}
+		}},
+		{"Read", func() {
+			res, errno := rn.Node.Read(ctx, f, dest, 0)
+			if errno != 0 {
+				t.Fatal(errno)
+			}
+			res.Done()
+		}},
+		{"Read unaligned", func() {
+			res, errno := rn.Node.Read(ctx, f, dest, 100)
+			if errno != 0 {
+				t.Fatal(errno)
+			}
+			res.Done()
+		}},
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, op := range ops {
+		op.fn() // warm the pools
+		if n := testing.AllocsPerRun(200, op.fn); n > 0 {
+			t.Errorf("%s: %.2f allocations per request, want 0", op.name, n)
+		}
+	}
+}

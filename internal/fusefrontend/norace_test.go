@@ -1,0 +1,5 @@
+//go:build !race
+
+package fusefrontend
+
+const raceEnabled = false
