@@ -353,6 +353,10 @@ func fuseOptions(a *argContainer, readOnly bool) *fs.Options {
 			Debug:      a.fusedebug,
 			SyncRead:   a.serializeReads,
 			EnableAcl:  a.acl,
+			// READ replies are decrypted (or encrypted) bytes, never a
+			// file range go-fuse could splice; its splice attempt would
+			// cost two extra system calls per reply.
+			DisableSplice: true,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
