@@ -10,23 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/ctlsock"
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
-
-// mk is the master key of all test vectors (FORMAT.md 12).
-var mk = unhex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
-
-func unhex(s string) []byte {
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
 
 // xray runs the tool in-process.
 func xray(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
@@ -36,35 +26,11 @@ func xray(t *testing.T, stdin string, args ...string) (stdout, stderr string, co
 	return o.String(), e.String(), code
 }
 
-func contentEnc(t *testing.T, c cryptocore.ContentCipher) *contentenc.ContentEnc {
-	t.Helper()
-	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: c, HKDF: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ce
-}
-
-// buildFile encrypts plain with the given header ID and per-block nonces
-// (the random values recorded in the vectors) and writes it to a file.
+// buildFile rebuilds a vector's file from its header ID and per-block
+// nonces (the random values recorded in the vectors) and writes it out.
 func buildFile(t *testing.T, c cryptocore.ContentCipher, id string, nonces []string, plain []byte) (string, []byte) {
 	t.Helper()
-	ce := contentEnc(t, c)
-	h := contentenc.FileHeader{Version: 2}
-	copy(h.ID[:], unhex(id))
-	out := h.Pack()
-	for i, n := range nonces {
-		blk := plain[i*4096 : min((i+1)*4096, len(plain))]
-		var err error
-		out, err = ce.EncryptBlockNonce(out, blk, uint64(i), h.ID[:], unhex(n))
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	out := coretest.EncryptFile(t, coretest.New(t, coretest.Options{Cipher: c, HKDF: true}).CE, id, nonces, plain)
 	p := filepath.Join(t.TempDir(), "f")
 	if err := os.WriteFile(p, out, 0o644); err != nil {
 		t.Fatal(err)
@@ -130,7 +96,7 @@ func TestVectorFiles(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, data := buildFile(t, c.cipher, c.id, c.nonces, c.plain)
-			if c.wantHex != "" && !bytes.Equal(data, unhex(c.wantHex)) {
+			if c.wantHex != "" && !bytes.Equal(data, testutil.MustHex(t, c.wantHex)) {
 				t.Errorf("ciphertext differs from the vector:\n got  %x\n want %s", data, strings.ReplaceAll(c.wantHex, " ", ""))
 			}
 			if c.wantSHA != "" {
@@ -148,11 +114,11 @@ func TestVectorFiles(t *testing.T) {
 
 func TestInspectSpecialFiles(t *testing.T) {
 	dir := t.TempDir()
-	ce := contentEnc(t, cryptocore.AESGCM)
-	id := unhex("00112233445566778899aabbccddeeff")
+	ce := coretest.New(t, coretest.Options{HKDF: true}).CE
+	id := testutil.MustHex(t, "00112233445566778899aabbccddeeff")
 	hdr := append([]byte{0, 2}, id...)
 	block := func(no uint64, n int) []byte {
-		b, err := ce.EncryptBlockNonce(nil, bytes.Repeat([]byte{1}, n), no, id, unhex("0102030405060708090a0b0c0d0e0f10"))
+		b, err := ce.EncryptBlockNonce(nil, bytes.Repeat([]byte{1}, n), no, id, testutil.MustHex(t, "0102030405060708090a0b0c0d0e0f10"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,25 +205,10 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-// tv1Conf is the config of FORMAT.md 2.2 (TV-1).
-const tv1Conf = `{
-	"Creator": "gocryptfs ref-1a03e99",
-	"EncryptedKey": "HdhoRtHSTviqYGXpGKpVcYgKrPExiL/VxkuhX12tRWxxF3FPSQQo5iUCe7aFGd3yI/INU12Dn+LWoFPRkFJ/Jw==",
-	"ScryptObject": {
-		"Salt": "UsLgvZb3RjlEVoJiL+gMjFiDNONs75BodbnoVXfgWDE=",
-		"N": 1024,
-		"R": 8,
-		"P": 1,
-		"KeyLen": 32
-	},
-	"Version": 2,
-	"FeatureFlags": ["HKDF", "GCMIV128", "DirIV", "EMENames", "LongNames", "Raw64"]
-}
-`
-
 // tv2Conf builds the hand-made configs of TV-2.
-func tv2Conf(flags, encKeyHex string) string {
-	return `{"Creator":"hand","EncryptedKey":"` + base64.StdEncoding.EncodeToString(unhex(encKeyHex)) +
+func tv2Conf(t *testing.T, flags, encKeyHex string) string {
+	t.Helper()
+	return `{"Creator":"hand","EncryptedKey":"` + base64.StdEncoding.EncodeToString(testutil.MustHex(t, encKeyHex)) +
 		`","ScryptObject":{"Salt":"QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8=","N":1024,"R":8,"P":1,"KeyLen":32},` +
 		`"Version":2,"FeatureFlags":[` + flags + `]}`
 }
@@ -269,15 +220,16 @@ func TestDumpMasterKey(t *testing.T) {
 		os.WriteFile(p, []byte(content), 0o600)
 		return p
 	}
-	tv1 := write("tv1.conf", tv1Conf)
-	tv2a := write("tv2a.conf", tv2Conf(`"GCMIV128","DirIV","EMENames","LongNames"`,
+	tv1 := write("tv1.conf", testutil.TV1Config)
+	tv2a := write("tv2a.conf", tv2Conf(t, `"GCMIV128","DirIV","EMENames","LongNames"`,
 		"a0a1a2a3a4a5a6a7a8a9aaab 71c78ab8c332ceaf178751d2a859b7518ce8dc30bf609bd2055a33305d18f899 4e1266307887c9f5cb35c4b0379230dc"))
-	tv2b := write("tv2b.conf", tv2Conf(`"HKDF","GCMIV128","DirIV","EMENames","LongNames","Raw64"`,
+	tv2b := write("tv2b.conf", tv2Conf(t, `"HKDF","GCMIV128","DirIV","EMENames","LongNames","Raw64"`,
 		"b0b1b2b3b4b5b6b7b8b9babbbcbdbebf ac487236fe541983851209569f5d69e293b91e74f40eb49a0a18e839fc6b6f51 ac0ba28a2526cf21e84a5e0b4cfcc359"))
-	invalid := write("invalid.conf", strings.Replace(tv1Conf, `"Version": 2`, `"Version": 3`, 1))
-	unknownFlag := write("unknown.conf", strings.Replace(tv1Conf, `"Raw64"`, `"Raw64", "Bogus"`, 1))
+	invalid := write("invalid.conf", strings.Replace(testutil.TV1Config, `"Version": 2`, `"Version": 3`, 1))
+	unknownFlag := write("unknown.conf", strings.Replace(testutil.TV1Config, `"Raw64"`, `"Raw64", "Bogus"`, 1))
 	malformed := write("malformed.conf", "{not json")
-	fido := write("fido.conf", strings.Replace(tv1Conf, `"Raw64"]`, `"Raw64", "FIDO2"], "FIDO2": {"CredentialID": "AAAA", "HMACSalt": "AAAA", "AssertOptions": null}`, 1))
+	fido := write("fido.conf", strings.NewReplacer(`"Raw64"`, `"Raw64", "FIDO2"`,
+		`"Version": 2,`, `"Version": 2, "FIDO2": {"CredentialID": "AAAA", "HMACSalt": "AAAA", "AssertOptions": null},`).Replace(testutil.TV1Config))
 	const key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n"
 	for _, c := range []struct {
 		name, file, stdin string
@@ -311,24 +263,8 @@ func TestDumpMasterKey(t *testing.T) {
 // control socket, like a mount of the fwd filesystem would.
 func tv4Socket(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "gocryptfs.diriv"), unhex("64f9baaad0c7f58019d644498392d072"), 0o444)
-	d1 := filepath.Join(dir, "AcJVqps12xZ4feukhiQfOw")
-	os.Mkdir(d1, 0o755)
-	os.WriteFile(filepath.Join(d1, "gocryptfs.diriv"), unhex("9a04a0542483152e05223fd165350d5b"), 0o444)
-	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: cryptocore.AESGCM, HKDF: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nt, err := nametransform.New(cc, nametransform.Options{Raw64: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{CipherDir: dir}, nt, ce)
+	core := coretest.New(t, coretest.Options{HKDF: true, Names: nametransform.Options{Raw64: true}})
+	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{CipherDir: testutil.TV4CipherDir(t)}, core.NT, core.CE)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,7 +160,7 @@ func TestWriteStaleTmp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cf.EncryptMasterKey(testutil.MustHex(t, testutil.MasterKeyHex), []byte("new"), 0); err != nil {
+	if err := cf.EncryptMasterKey(testutil.MasterKey(), []byte("new"), 0); err != nil {
 		t.Fatal(err)
 	}
 	err = cf.WriteFile()
@@ -213,7 +213,7 @@ func TestWriteRefusals(t *testing.T) {
 // -passwd: re-wrapping keeps Creator, flags and the master key, changes
 // salt, nonce and EncryptedKey, and keeps N unless a new logN is given.
 func TestRewrap(t *testing.T) {
-	mk := testutil.MustHex(t, testutil.MasterKeyHex)
+	mk := testutil.MasterKey()
 	for _, c := range []struct {
 		name  string
 		conf  func() *ConfFile
@@ -284,7 +284,7 @@ func TestRewrapBadLogN(t *testing.T) {
 	for _, logN := range []int{1, 9, 29, 64} {
 		cf := tv1Conf(t)
 		before, _ := cf.Marshal()
-		err := cf.EncryptMasterKey(testutil.MustHex(t, testutil.MasterKeyHex), []byte("x"), logN)
+		err := cf.EncryptMasterKey(testutil.MasterKey(), []byte("x"), logN)
 		if !errors.Is(err, ErrScryptParams) {
 			t.Errorf("logN %d: want ErrScryptParams, got %v", logN, err)
 		}

@@ -44,7 +44,7 @@ func makeTrio(t testing.TB, c cryptocore.ContentCipher) (tr backendTrio, ok bool
 	if !stupidgcm.Available {
 		return tr, false
 	}
-	cc, err := cryptocore.New(testutil.MustHex(t, testutil.MasterKeyHex), cryptocore.Options{Cipher: c, Backend: cryptocore.BackendOpenSSL, HKDF: true})
+	cc, err := cryptocore.New(testutil.MasterKey(), cryptocore.Options{Cipher: c, Backend: cryptocore.BackendOpenSSL, HKDF: true})
 	if err != nil {
 		t.Fatal(err)
 	}

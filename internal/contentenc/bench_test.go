@@ -15,7 +15,7 @@ type benchCipher struct {
 // benchCiphers returns every cipher with the Go backend, plus the OpenSSL
 // variants when this build has them.
 func benchCiphers(b *testing.B) []benchCipher {
-	mk := testutil.MustHex(b, testutil.MasterKeyHex)
+	mk := testutil.MasterKey()
 	var out []benchCipher
 	for _, backend := range []cryptocore.Backend{cryptocore.BackendGo, cryptocore.BackendOpenSSL} {
 		for _, c := range allCiphers {

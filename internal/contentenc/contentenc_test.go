@@ -450,7 +450,7 @@ func TestPool(t *testing.T) {
 // through the parallel paths.
 func TestOpenSSLBackend(t *testing.T) {
 	forceParallel(t)
-	mk := testutil.MustHex(t, testutil.MasterKeyHex)
+	mk := testutil.MasterKey()
 	vectors := map[cryptocore.ContentCipher]string{
 		cryptocore.AESGCM: `0002 420b04fae4bc38a8548393d366b9d635 e55fd73199ac809d2617ce9bb26a19c1
 			38544c8e993d38c6691cda11 a7979226216685edf5d656c545c052f0`,

@@ -2,7 +2,6 @@ package ctlsock_test
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -13,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"gocryptfs/internal/contentenc"
-	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/ctlsock"
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
 
 // fakeTranslator records the canonical paths it was given.
@@ -109,38 +108,8 @@ func TestResponseFieldOrder(t *testing.T) {
 // FORMAT.md (root and dir1 IVs) and returns a forward RootNode on it.
 func tv4Root(t *testing.T) *fusefrontend.RootNode {
 	t.Helper()
-	dir := t.TempDir()
-	mustHex := func(s string) []byte {
-		b, err := hex.DecodeString(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	if err := os.WriteFile(filepath.Join(dir, "gocryptfs.diriv"), mustHex("64f9baaad0c7f58019d644498392d072"), 0o444); err != nil {
-		t.Fatal(err)
-	}
-	d1 := filepath.Join(dir, "AcJVqps12xZ4feukhiQfOw")
-	if err := os.Mkdir(d1, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(d1, "gocryptfs.diriv"), mustHex("9a04a0542483152e05223fd165350d5b"), 0o444); err != nil {
-		t.Fatal(err)
-	}
-	mk := mustHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
-	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: cryptocore.AESGCM, HKDF: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nt, err := nametransform.New(cc, nametransform.Options{Raw64: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{CipherDir: dir}, nt, ce)
+	core := coretest.New(t, coretest.Options{HKDF: true, Names: nametransform.Options{Raw64: true}})
+	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{CipherDir: testutil.TV4CipherDir(t)}, core.NT, core.CE)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,14 +2,9 @@ package fsck_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +15,8 @@ import (
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/fsck"
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
 
 // variant is one filesystem configuration to build and check.
@@ -55,25 +52,10 @@ type fsys struct {
 
 func newFS(t *testing.T, v variant) *fsys {
 	t.Helper()
-	mk := make([]byte, 32)
-	for i := range mk {
-		mk[i] = byte(i)
-	}
-	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: v.cipher, HKDF: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nt, err := nametransform.New(cc, nametransform.Options{
+	core := coretest.New(t, coretest.Options{Cipher: v.cipher, HKDF: true, Names: nametransform.Options{
 		PlaintextNames: v.plaintext, DeterministicNames: v.deterministic, Raw64: v.raw64, LongNameMax: v.longNameMax,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fsys{t: t, dir: t.TempDir(), nt: nt, ce: ce, tbl: contentio.NewTable(),
+	}})
+	f := &fsys{t: t, dir: t.TempDir(), nt: core.NT, ce: core.CE, tbl: contentio.NewTable(),
 		ivs: map[string][]byte{}, encs: map[string]string{"": ""}}
 	os.WriteFile(filepath.Join(f.dir, "gocryptfs.conf"), []byte("{}"), 0o400)
 	if !v.plaintext {
@@ -232,64 +214,17 @@ func (f *fsys) check() (fsck.Result, []fsck.Problem) {
 	return res, probs
 }
 
-// treeSum hashes every name, type, size, mode, content, symlink target and
-// xattr below dir (and the mtimes), to prove that fsck wrote nothing.
-func treeSum(t *testing.T, dir string) string {
-	t.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
-			return err
-		}
-		fmt.Fprintf(h, "%s %o %d %d.%d\n", p, st.Mode, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
-		switch {
-		case d.Type().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			h.Write(b)
-		case d.Type()&fs.ModeSymlink != 0:
-			s, _ := os.Readlink(p)
-			fmt.Fprintln(h, s)
-		}
-		if d.Type().IsRegular() || d.IsDir() {
-			buf := make([]byte, 4096)
-			n, _ := unix.Llistxattr(p, buf)
-			names := strings.Split(string(buf[:n]), "\x00")
-			slices.Sort(names)
-			for _, x := range names {
-				if x == "" {
-					continue
-				}
-				v := make([]byte, 4096)
-				m, _ := unix.Lgetxattr(p, x, v)
-				fmt.Fprintf(h, "%s=%x\n", x, v[:max(m, 0)])
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 func TestCleanFilesystems(t *testing.T) {
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			f := newFS(t, v)
 			f.populate()
-			before := treeSum(t, f.dir)
+			before := testutil.TreeSum(t, f.dir)
 			res, probs := f.check()
 			if !res.Clean() || len(probs) != 0 {
 				t.Errorf("clean filesystem: %+v, problems %v", res, probs)
 			}
-			if after := treeSum(t, f.dir); after != before {
+			if after := testutil.TreeSum(t, f.dir); after != before {
 				t.Error("fsck changed the ciphertext directory")
 			}
 		})
@@ -393,9 +328,9 @@ func TestFaults(t *testing.T) {
 				f := newFS(t, v)
 				f.populate()
 				fl.plant(f)
-				before := treeSum(t, f.dir)
+				before := testutil.TreeSum(t, f.dir)
 				res, probs := f.check()
-				if after := treeSum(t, f.dir); after != before {
+				if after := testutil.TreeSum(t, f.dir); after != before {
 					t.Error("fsck changed the ciphertext directory")
 				}
 				if res.Corrupt != 1 || res.Skipped != 0 || len(probs) != 1 {

@@ -11,10 +11,10 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
-	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
 
 // testConfig selects the filesystem variant a test mounts.
@@ -59,28 +59,18 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 	t.Helper()
 	testutil.RequireFuse(t)
 	mnt := t.TempDir()
-	key := make([]byte, cryptocore.KeyLen)
-	if cfg.masterKey != nil {
-		key = cfg.masterKey
+	key := cfg.masterKey
+	if key == nil {
+		key = make([]byte, cryptocore.KeyLen)
 	}
-	cc, err := cryptocore.New(key, cryptocore.Options{Cipher: cfg.cipher, HKDF: !cfg.noHKDF})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nt, err := nametransform.New(cc, nametransform.Options{
+	core := coretest.New(t, coretest.Options{MasterKey: key, Cipher: cfg.cipher, HKDF: !cfg.noHKDF, Names: nametransform.Options{
 		PlaintextNames:     cfg.plaintextNames,
 		DeterministicNames: cfg.deterministic,
 		Raw64:              !cfg.padded64,
 		LongNameMax:        cfg.longNameMax,
 		BadnamePatterns:    cfg.badname,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}})
+	nt, ce := core.NT, core.CE
 	if init && nt.UsesDirIV() {
 		fd, err := unix.Open(cipherDir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {

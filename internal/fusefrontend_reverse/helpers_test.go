@@ -14,6 +14,7 @@ import (
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
 
 // fsConfig describes the crypto settings of a filesystem under test.
@@ -29,24 +30,13 @@ type fsConfig struct {
 // newCrypto builds the AES-SIV NameTransform and ContentEnc for cfg.
 func newCrypto(t testing.TB, cfg fsConfig) (*cryptocore.CryptoCore, *nametransform.NameTransform, *contentenc.ContentEnc) {
 	t.Helper()
-	cc, err := cryptocore.New(cfg.masterKey, cryptocore.Options{Cipher: cryptocore.AESSIV, HKDF: cfg.hkdf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nt, err := nametransform.New(cc, nametransform.Options{
+	core := coretest.New(t, coretest.Options{MasterKey: cfg.masterKey, Cipher: cryptocore.AESSIV, HKDF: cfg.hkdf, Names: nametransform.Options{
 		PlaintextNames:     cfg.plaintextNames,
 		DeterministicNames: cfg.deterministic,
 		Raw64:              !cfg.padded64,
 		LongNameMax:        cfg.longNameMax,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cc, nt, ce
+	}})
+	return core.CC, core.NT, core.CE
 }
 
 // mounted is a mounted filesystem under test.

@@ -11,7 +11,7 @@ import (
 // test below keep an eye on its cost.
 
 func benchNT(b testing.TB) (*NameTransform, []byte) {
-	return newNT(b, cryptocore.AESGCM, true, defaultOpts), testutil.MustHex(b, tv4RootIV)
+	return newNT(b, cryptocore.AESGCM, true, defaultOpts), testutil.MustHex(b, testutil.TV4RootIV)
 }
 
 func BenchmarkEncryptName(b *testing.B) {

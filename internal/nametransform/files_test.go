@@ -99,7 +99,7 @@ func TestReadDirIVRejects(t *testing.T) {
 
 func TestLongNameFiles(t *testing.T) {
 	n := newNT(t, cryptocore.AESGCM, true, defaultOpts)
-	iv := testutil.MustHex(t, tv4RootIV)
+	iv := testutil.MustHex(t, testutil.TV4RootIV)
 	dir, fd := openDir(t)
 	plain := rep("N", 176)
 	enc, _ := n.EncryptName(plain, iv)

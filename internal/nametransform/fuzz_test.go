@@ -18,7 +18,7 @@ func FuzzDecryptName(f *testing.F) {
 		newNT(f, cryptocore.AESGCM, true, Options{Raw64: true, DeterministicNames: true, BadnamePatterns: []string{"*"}}),
 		newNT(f, cryptocore.AESGCM, true, Options{PlaintextNames: true}),
 	}
-	root := testutil.MustHex(f, tv4RootIV)
+	root := testutil.MustHex(f, testutil.TV4RootIV)
 	for _, s := range []string{"RstaWk5xuBGCq94EGMhOoQ", "QXTID-HZjKZtmt-8c6B3P2GfjH-WpXzlU0pc3L5kyAw", "edWywPVDW64JaD6kSy94IA",
 		"G5_RbG3f4_yQPjG1PHtL0w==", "RstaWk5xuBGCq94EGMhOoQ (conflicted copy)", "", ".", "..", "a/b", "gocryptfs.diriv", "49MtW6o4r3wu_Jt77wclOA"} {
 		for m := range modes {

@@ -87,7 +87,7 @@ func TestInvalidPlainNames(t *testing.T) {
 // Names that must never decrypt (FORMAT.md 6.2, 6.3, 6.7).
 func TestDecryptNameRejects(t *testing.T) {
 	n := newNT(t, cryptocore.AESGCM, true, defaultOpts)
-	iv := testutil.MustHex(t, tv4RootIV)
+	iv := testutil.MustHex(t, testutil.TV4RootIV)
 	const good = "90mGAqBQtvpoJD1knzTcOQ" // hello.txt
 	// A name whose EME plaintext has bad padding: encrypt raw blocks.
 	encRaw := func(p []byte) string { return n.B64().EncodeToString(n.cc.EME.Encrypt(iv, p)) }
@@ -204,7 +204,7 @@ func TestRoundTrips(t *testing.T) {
 func TestTamperedNames(t *testing.T) {
 	for _, raw64 := range []bool{true, false} {
 		n := newNT(t, cryptocore.AESGCM, true, Options{Raw64: raw64})
-		iv := testutil.MustHex(t, tv4RootIV)
+		iv := testutil.MustHex(t, testutil.TV4RootIV)
 		alphabet := "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_="
 		tried, rejected, accepted := 0, 0, 0
 		perName := map[int]int{}

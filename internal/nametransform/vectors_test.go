@@ -37,12 +37,10 @@ func checkNames(t *testing.T, n *NameTransform, iv []byte, vecs []nameVector) {
 	}
 }
 
-const tv4RootIV = "64f9baaad0c7f58019d644498392d072"
-
 // TV-4: default filesystem, root and dir1.
 func TestTV4Names(t *testing.T) {
 	n := newNT(t, cryptocore.AESGCM, true, defaultOpts)
-	checkNames(t, n, testutil.MustHex(t, tv4RootIV), []nameVector{
+	checkNames(t, n, testutil.MustHex(t, testutil.TV4RootIV), []nameVector{
 		{"a", "RstaWk5xuBGCq94EGMhOoQ"},
 		{"hello.txt", "90mGAqBQtvpoJD1knzTcOQ"},
 		{"one", "9qbLEG9E2vaGoZpQRQAhGg"},
@@ -57,7 +55,7 @@ func TestTV4Names(t *testing.T) {
 		{"gocryptfs.diriv", "lEF57kYeOdExBRngv4DdJA"},
 		{"\xc3\xa4", "m00-1iq5NTMMTS_LOshyEg"},
 	})
-	checkNames(t, n, testutil.MustHex(t, "9a04a0542483152e05223fd165350d5b"), []nameVector{
+	checkNames(t, n, testutil.MustHex(t, testutil.TV4Dir1IV), []nameVector{
 		{"file.txt", "Ot_tHIia9GkSdsBCTPVTug"},
 		{"x", "lhjquxQCkzoTjInusT0-iw"},
 		{"link2", "3pSl5kgxYYsKNPoSjg7zdQ"},
@@ -65,7 +63,7 @@ func TestTV4Names(t *testing.T) {
 
 	// N×175: 235 characters, stored directly.
 	n175 := rep("N", 175)
-	enc, err := n.EncryptName(n175, testutil.MustHex(t, tv4RootIV))
+	enc, err := n.EncryptName(n175, testutil.MustHex(t, testutil.TV4RootIV))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +73,7 @@ func TestTV4Names(t *testing.T) {
 	if stored, long := n.HashIfLong(enc); long || stored != enc {
 		t.Errorf("N×175 must be stored directly, got %s", stored)
 	}
-	if dec, err := n.DecryptName(enc, testutil.MustHex(t, tv4RootIV)); err != nil || dec != n175 {
+	if dec, err := n.DecryptName(enc, testutil.MustHex(t, testutil.TV4RootIV)); err != nil || dec != n175 {
 		t.Errorf("N×175 does not decrypt back: %v", err)
 	}
 }
@@ -87,7 +85,7 @@ func TestTV4LowLevel(t *testing.T) {
 	}
 	cc := newCC(t, cryptocore.AESGCM, true)
 	p := pad16(nil, "hello.txt")
-	if got := hex.EncodeToString(cc.EME.Encrypt(testutil.MustHex(t, tv4RootIV), p)); got != "f7498602a050b6fa68243d649f34dc39" {
+	if got := hex.EncodeToString(cc.EME.Encrypt(testutil.MustHex(t, testutil.TV4RootIV), p)); got != "f7498602a050b6fa68243d649f34dc39" {
 		t.Errorf("EME(hello.txt) = %s", got)
 	}
 	n := newNT(t, cryptocore.AESGCM, true, defaultOpts)
@@ -125,7 +123,7 @@ func TestTV5Deterministic(t *testing.T) {
 			// Any IV (even nil or a wrong one) is ignored with deterministic names.
 			iv := []byte(nil)
 			if i%2 == 1 {
-				iv = testutil.MustHex(t, tv4RootIV)
+				iv = testutil.MustHex(t, testutil.TV4RootIV)
 			}
 			checkNames(t, n, iv, []nameVector{{pc[i], cc[i]}})
 		}
@@ -135,7 +133,7 @@ func TestTV5Deterministic(t *testing.T) {
 // TV-6: long names in the default filesystem.
 func TestTV6LongNames(t *testing.T) {
 	n := newNT(t, cryptocore.AESGCM, true, defaultOpts)
-	iv := testutil.MustHex(t, tv4RootIV)
+	iv := testutil.MustHex(t, testutil.TV4RootIV)
 	const n176Enc = "dgDRb5wuYLnuVtKoyUxu9fnwlm0T95z8c2bPnCw31KT9WN4fB-A7NwhKaJ0mVr8XOazXoN392wm0QHG8nSQDLbmql2CUP3H32EwU4kKKwn03Tr3iUVw97OugS7WSU1FJ4xCzghijBA3b7oaDwGsCZUcyfvb9wRCKOsq8VS9fLVE_tQcSqoXkxe2qYZmvLL99G1HoESiVgSqgI9u64alc_dTVr9AU4NThjQS9LEptMouYeT2v6mmD77kZiks7fnE2"
 	cases := []struct {
 		plain, hashed string
@@ -325,7 +323,7 @@ func TestTV12PlaintextNames(t *testing.T) {
 // instead (P×40 gives 64 characters and is hashed, hello.txt is not).
 func TestTV13LongNameMax62(t *testing.T) {
 	n := newNT(t, cryptocore.AESGCM, true, Options{Raw64: true, LongNameMax: 62})
-	iv := testutil.MustHex(t, tv4RootIV)
+	iv := testutil.MustHex(t, testutil.TV4RootIV)
 	enc, err := n.EncryptName(rep("P", 40), iv)
 	if err != nil || len(enc) != 64 {
 		t.Fatalf("P×40: %s, %v", enc, err)
@@ -425,7 +423,7 @@ func TestBadNameVectors(t *testing.T) {
 	opts := defaultOpts
 	opts.BadnamePatterns = []string{"*"}
 	n := newNT(t, cryptocore.AESGCM, true, opts)
-	iv := testutil.MustHex(t, tv4RootIV)
+	iv := testutil.MustHex(t, testutil.TV4RootIV)
 	cases := []struct{ backing, shown string }{
 		{"RstaWk5xuBGCq94EGMhOoQ (conflicted copy)", "a (conflicted copy) GOCRYPTFS_BAD_NAME"},
 		{"foo", "foo GOCRYPTFS_BAD_NAME"},

@@ -2,17 +2,16 @@ package tools_test
 
 import (
 	"bytes"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
 
 func TestXrayDumpMasterKeyVectors(t *testing.T) {
@@ -42,29 +41,12 @@ func TestXrayDumpMasterKeyVectors(t *testing.T) {
 // TestXrayTV7 builds the TV-7 files from their recorded header and nonces
 // and checks the tool's output against the reference output of FORMAT.md.
 func TestXrayTV7(t *testing.T) {
-	mk, _ := hex.DecodeString("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
-	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: cryptocore.AESGCM, HKDF: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ce := coretest.New(t, coretest.Options{HKDF: true}).CE
 	build := func(id string, nonces []string, plain []byte) string {
-		h := contentenc.FileHeader{Version: 2}
-		b, _ := hex.DecodeString(id)
-		copy(h.ID[:], b)
-		out := h.Pack()
-		for i, n := range nonces {
-			nb, _ := hex.DecodeString(n)
-			out, err = ce.EncryptBlockNonce(out, plain[i*4096:min(len(plain), (i+1)*4096)], uint64(i), h.ID[:], nb)
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
 		p := filepath.Join(t.TempDir(), id)
-		os.WriteFile(p, out, 0o644)
+		if err := os.WriteFile(p, coretest.EncryptFile(t, ce, id, nonces, plain), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		return p
 	}
 	one := build("95e7ef1ef9d7205ba8409fa6f9e4ba46", []string{"9d0df759629108b2575bb1eb01dd67ad"}, []byte("a"))
@@ -84,8 +66,7 @@ func TestXrayTV7(t *testing.T) {
 		t.Errorf("f4097:\n%s\nwant:\n%s", r.Stdout, want)
 	}
 	// TV-14 f5000 (reverse mode, derived IVs) with -aessiv.
-	sivCC, _ := cryptocore.New(mk, cryptocore.Options{Cipher: cryptocore.AESSIV, HKDF: true})
-	sivCE, _ := contentenc.New(sivCC, contentenc.Options{})
+	sivCE := coretest.New(t, coretest.Options{Cipher: cryptocore.AESSIV, HKDF: true}).CE
 	plain := make([]byte, 5000)
 	for i := range plain {
 		plain[i] = byte('A' + i%26)
@@ -93,7 +74,7 @@ func TestXrayTV7(t *testing.T) {
 	cpath := "iah1MkNOCMZe5AW-W605oQ"
 	id := nametransform.PathIV(cpath, nametransform.PurposeFileID)
 	out := append([]byte{0, 2}, id...)
-	out, err = sivCE.EncryptBlocksDerived(out, plain, 0, id, nametransform.PathIV(cpath, nametransform.PurposeBlock0IV))
+	out, err := sivCE.EncryptBlocksDerived(out, plain, 0, id, nametransform.PathIV(cpath, nametransform.PurposeBlock0IV))
 	if err != nil {
 		t.Fatal(err)
 	}

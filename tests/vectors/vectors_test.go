@@ -18,6 +18,7 @@ import (
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
 
 // plaintext is what the "content" directory of the vectors holds: regular
@@ -121,22 +122,14 @@ func decryptFile(t *testing.T, name string, raw []byte, ce *contentenc.ContentEn
 	return string(pt)
 }
 
-func build(t *testing.T, mk []byte, c cryptocore.ContentCipher, hkdf bool, nopts nametransform.Options) (*nametransform.NameTransform, *contentenc.ContentEnc) {
+// build makes the core with Go's ciphers (the backends are compared
+// elsewhere) and wipes its keys when the test ends.
+func build(t *testing.T, o coretest.Options) coretest.Core {
 	t.Helper()
-	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: c, Backend: cryptocore.BackendGo, HKDF: hkdf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cc.Wipe)
-	nt, err := nametransform.New(cc, nopts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nt, ce
+	o.Backend = cryptocore.BackendGo
+	core := coretest.New(t, o)
+	t.Cleanup(core.CC.Wipe)
+	return core
 }
 
 func comparePlaintext(t *testing.T, got, want plaintext) {
@@ -174,14 +167,15 @@ func TestForwardVectorsWithPassword(t *testing.T) {
 			if _, err := cf.DecryptMasterKey([]byte("wrong")); !errors.Is(err, configfile.ErrWrongPassword) {
 				t.Errorf("wrong password: got %v, want ErrWrongPassword", err)
 			}
-			nt, ce := build(t, mk, cf.ContentCipher(), cf.IsFeatureFlagSet(configfile.FlagHKDF), nametransform.Options{
-				PlaintextNames:     cf.IsFeatureFlagSet(configfile.FlagPlaintextNames),
-				DeterministicNames: !cf.IsFeatureFlagSet(configfile.FlagDirIV),
-				Raw64:              cf.IsFeatureFlagSet(configfile.FlagRaw64),
-				LongNameMax:        cf.EffectiveLongNameMax(),
-			})
+			core := build(t, coretest.Options{MasterKey: mk, Cipher: cf.ContentCipher(), HKDF: cf.IsFeatureFlagSet(configfile.FlagHKDF),
+				Names: nametransform.Options{
+					PlaintextNames:     cf.IsFeatureFlagSet(configfile.FlagPlaintextNames),
+					DeterministicNames: !cf.IsFeatureFlagSet(configfile.FlagDirIV),
+					Raw64:              cf.IsFeatureFlagSet(configfile.FlagRaw64),
+					LongNameMax:        cf.EffectiveLongNameMax(),
+				}})
 			want := wantPlaintext(v.HasLongName)
-			comparePlaintext(t, decryptTree(t, dir, nt, ce, want.symlinks), want)
+			comparePlaintext(t, decryptTree(t, dir, core.NT, core.CE, want.symlinks), want)
 		})
 	}
 }
@@ -192,13 +186,9 @@ func TestForwardVectorsWithMasterKey(t *testing.T) {
 	for _, v := range testutil.ForwardVectors() {
 		t.Run(v.Name, func(t *testing.T) {
 			dir := testutil.VectorDir(t, v.Name)
-			nt, ce := build(t, v.Key(t), cryptocore.ContentCipher(v.Cipher), v.HKDF, nametransform.Options{
-				PlaintextNames:     v.PlaintextNames,
-				DeterministicNames: v.DeterministicNames,
-				Raw64:              v.Raw64,
-			})
+			core := build(t, coretest.VectorOptions(t, v))
 			want := wantPlaintext(v.HasLongName)
-			comparePlaintext(t, decryptTree(t, dir, nt, ce, want.symlinks), want)
+			comparePlaintext(t, decryptTree(t, dir, core.NT, core.CE, want.symlinks), want)
 		})
 	}
 }
