@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/testutil"
 	"gocryptfs/internal/tlog"
 )
 
@@ -264,10 +265,7 @@ func TestKernelOptions(t *testing.T) {
 }
 
 func TestFormatMasterKey(t *testing.T) {
-	k := make([]byte, 32)
-	for i := range k {
-		k[i] = byte(i)
-	}
+	k := testutil.MasterKey()
 	want := "    00010203-04050607-08090a0b-0c0d0e0f-\n    10111213-14151617-18191a1b-1c1d1e1f\n"
 	if got := formatMasterKey(k); got != want {
 		t.Errorf("got %q", got)

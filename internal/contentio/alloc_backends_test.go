@@ -7,6 +7,7 @@ import (
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/stupidgcm"
+	"gocryptfs/internal/testutil"
 )
 
 // mallocsPerRun is testing.AllocsPerRun without its GOMAXPROCS(1), so that
@@ -49,7 +50,7 @@ func TestAllocsBackends(t *testing.T) {
 			if be.backend == cryptocore.BackendOpenSSL && !stupidgcm.Available {
 				t.Skip("built without OpenSSL")
 			}
-			cc, err := cryptocore.New(testMK, cryptocore.Options{Cipher: be.cipher, Backend: be.backend, HKDF: true})
+			cc, err := cryptocore.New(testutil.MasterKey(), cryptocore.Options{Cipher: be.cipher, Backend: be.backend, HKDF: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,22 +12,14 @@ import (
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
-
-// testMK is the master key of the spec's test vectors (000102…1f).
-var testMK = func() []byte {
-	k := make([]byte, 32)
-	for i := range k {
-		k[i] = byte(i)
-	}
-	return k
-}()
 
 var allCiphers = []cryptocore.ContentCipher{cryptocore.AESGCM, cryptocore.AESSIV, cryptocore.XChaCha20Poly1305}
 
 func newCE(tb testing.TB, c cryptocore.ContentCipher) *contentenc.ContentEnc {
 	tb.Helper()
-	cc, err := cryptocore.New(testMK, cryptocore.Options{Cipher: c, Backend: cryptocore.BackendGo, HKDF: true})
+	cc, err := cryptocore.New(testutil.MasterKey(), cryptocore.Options{Cipher: c, Backend: cryptocore.BackendGo, HKDF: true})
 	if err != nil {
 		tb.Fatal(err)
 	}

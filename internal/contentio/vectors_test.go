@@ -12,16 +12,8 @@ import (
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
-
-func unhex(tb testing.TB, s string) []byte {
-	tb.Helper()
-	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
 
 // TestTV7 reads ciphertext written by the reference (FORMAT.md TV-7).
 func TestTV7(t *testing.T) {
@@ -39,7 +31,7 @@ func TestTV7(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f, path := newFile(t, ce, Options{})
-			if err := os.WriteFile(path, unhex(t, tc.cipherHex), 0o600); err != nil {
+			if err := os.WriteFile(path, testutil.MustHex(t, tc.cipherHex), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			if got := string(readAll(t, f)); got != tc.plain {

@@ -3,19 +3,10 @@ package stupidgcm
 import (
 	"bytes"
 	"crypto/cipher"
-	"encoding/hex"
-	"strings"
 	"testing"
-)
 
-func unhex(t *testing.T, s string) []byte {
-	t.Helper()
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+	"gocryptfs/internal/testutil"
+)
 
 // TestFormatVectors opens files written by the reference implementation
 // (FORMAT.md TV-7 hello.txt and TV-10 hello.txt; keys from TV-3), through
@@ -36,8 +27,8 @@ func TestFormatVectors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a := mustNew(t, c.ctor, unhex(t, c.key))
-			fid, block := unhex(t, c.fileID), unhex(t, c.block)
+			a := mustNew(t, c.ctor, testutil.MustHex(t, c.key))
+			fid, block := testutil.MustHex(t, c.fileID), testutil.MustHex(t, c.block)
 			ns := a.NonceSize()
 			ad := append(make([]byte, 8), fid...)
 			pt, err := a.Open(nil, block[:ns], block[ns:], ad)
