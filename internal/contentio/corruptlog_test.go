@@ -2,6 +2,7 @@ package contentio
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 	"syscall"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
 
 // TestCorruptionLoggedOncePerVersion: a corrupt file is reported once per
@@ -16,9 +18,9 @@ import (
 // once more only after it changed (a new ctime).
 func TestCorruptionLoggedOncePerVersion(t *testing.T) {
 	ce := newCE(t, cryptocore.AESGCM)
-	var logs logBuffer
+	var logs testutil.SyncBuffer
 	tbl := NewTable()
-	opts := Options{Logger: logs.logger()}
+	opts := Options{Logger: logs.Logger(slog.LevelInfo)}
 	path := t.TempDir() + "/f"
 	f := openPath(t, tbl, ce, path, opts)
 	if _, err := f.WriteAt(make([]byte, 3*bs), 0); err != nil {

@@ -2,10 +2,8 @@ package contentio
 
 import (
 	"bytes"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -90,26 +88,4 @@ func readAll(tb testing.TB, f *File) []byte {
 
 func allZero(b []byte) bool {
 	return len(bytes.Trim(b, "\x00")) == 0
-}
-
-// logBuffer is a concurrency-safe slog sink for checking log output.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, nil))
 }

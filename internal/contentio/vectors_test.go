@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"syscall"
@@ -253,8 +254,8 @@ func TestTV15Corruption(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeFile(t, ce, tc.plain)
 			tc.mangle(t, path)
-			var logs logBuffer
-			f := openPath(t, NewTable(), ce, path, Options{Logger: logs.logger()})
+			var logs testutil.SyncBuffer
+			f := openPath(t, NewTable(), ce, path, Options{Logger: logs.Logger(slog.LevelInfo)})
 			defer f.Close()
 			if size, err := f.Size(); err != nil || size != tc.size {
 				t.Fatalf("Size = %d, %v; want %d", size, err, tc.size)

@@ -93,9 +93,9 @@ func TestNonceSourceNoAlloc(t *testing.T) {
 // testutil.Cipher mirrors ContentCipher (testutil cannot import this
 // package), so that the vector tables convert with ContentCipher(c).
 func TestTestutilCipherOrder(t *testing.T) {
-	for _, c := range []testutil.Cipher{testutil.AESGCM, testutil.AESSIV, testutil.XChaCha20Poly1305} {
-		if got := ContentCipher(c).String(); got != c.String() {
-			t.Errorf("testutil %s is ContentCipher %s", c, got)
+	for tc, c := range map[testutil.Cipher]ContentCipher{testutil.AESGCM: AESGCM, testutil.AESSIV: AESSIV, testutil.XChaCha20Poly1305: XChaCha20Poly1305} {
+		if ContentCipher(tc) != c {
+			t.Errorf("testutil's %s converts to %s", c, ContentCipher(tc))
 		}
 	}
 }

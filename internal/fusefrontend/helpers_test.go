@@ -86,7 +86,7 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 	args.CipherDir = cipherDir
 	args.PlaintextNames = cfg.plaintextNames
 	args.DeterministicNames = cfg.deterministic
-	args.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	args.Logger = logs.Logger(slog.LevelDebug)
 	rn, err := NewRootNode(args, nt, ce)
 	if err != nil {
 		t.Fatal(err)

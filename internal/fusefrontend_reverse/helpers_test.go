@@ -95,7 +95,7 @@ func mountReverse(t testing.TB, cfg fsConfig, args Args, setup ...func(*RootNode
 	logs := &testutil.SyncBuffer{}
 	args.PlaintextNames = cfg.plaintextNames
 	args.DeterministicNames = cfg.deterministic
-	args.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	args.Logger = logs.Logger(slog.LevelDebug)
 	rn, err := NewRootNode(args, nt, ce)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func mountForward(t testing.TB, cfg fsConfig, cipherDir string) *mounted {
 		PlaintextNames:     cfg.plaintextNames,
 		DeterministicNames: cfg.deterministic,
 		ReadOnly:           true,
-		Logger:             slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:             logs.Logger(slog.LevelDebug),
 	}, nt, ce)
 	if err != nil {
 		t.Fatal(err)

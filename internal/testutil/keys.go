@@ -36,7 +36,7 @@ func MustHex(t testing.TB, s string) []byte {
 }
 
 // Cipher names a content cipher of the format. The constants have the
-// order of cryptocore.ContentCipher, so cryptocore.ContentCipher(c)
+// values of cryptocore.ContentCipher's, so cryptocore.ContentCipher(c)
 // converts one; this package cannot import cryptocore (cryptocore's own
 // tests import this package), and cryptocore's tests check that the two
 // agree.
@@ -48,17 +48,3 @@ const (
 	AESSIV
 	XChaCha20Poly1305
 )
-
-// String returns the name -info and gocryptfs-xray print for the cipher,
-// the same as cryptocore.ContentCipher's.
-func (c Cipher) String() string {
-	switch c {
-	case AESGCM:
-		return "AES-GCM-256"
-	case AESSIV:
-		return "AES-SIV-512"
-	case XChaCha20Poly1305:
-		return "XChaCha20-Poly1305"
-	}
-	return "Cipher(?)"
-}

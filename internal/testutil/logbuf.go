@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bytes"
+	"log/slog"
 	"strings"
 	"sync"
 )
@@ -36,4 +37,10 @@ func (s *SyncBuffer) CountLines(substr string) int {
 		}
 	}
 	return n
+}
+
+// Logger returns a text logger at level that writes into s, for the
+// components under test (every component takes a *slog.Logger).
+func (s *SyncBuffer) Logger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(s, &slog.HandlerOptions{Level: level}))
 }

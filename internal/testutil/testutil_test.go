@@ -3,6 +3,7 @@ package testutil
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,14 +37,6 @@ func TestMasterKey(t *testing.T) {
 	k[0] = 0xff
 	if MasterKey()[0] != 0 {
 		t.Error("MasterKey() shares its slice")
-	}
-}
-
-func TestCipherString(t *testing.T) {
-	for c, want := range map[Cipher]string{AESGCM: "AES-GCM-256", AESSIV: "AES-SIV-512", XChaCha20Poly1305: "XChaCha20-Poly1305", 7: "Cipher(?)"} {
-		if got := c.String(); got != want {
-			t.Errorf("%d: %q, want %q", int(c), got, want)
-		}
 	}
 }
 
@@ -186,6 +179,12 @@ func TestSyncBuffer(t *testing.T) {
 	}
 	if n := b.CountLines("yyyyyyy "); n != 100 {
 		t.Errorf("CountLines(7 y) = %d", n)
+	}
+	var lb SyncBuffer
+	lb.Logger(slog.LevelInfo).Debug("hidden")
+	lb.Logger(slog.LevelDebug).Debug("shown", "k", 1)
+	if got := lb.String(); strings.Contains(got, "hidden") || !strings.Contains(got, "msg=shown k=1") {
+		t.Errorf("logged %q", got)
 	}
 }
 

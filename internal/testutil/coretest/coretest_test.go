@@ -27,7 +27,7 @@ func TestNewTV4(t *testing.T) {
 func TestVectorOptions(t *testing.T) {
 	for _, v := range testutil.AllVectors() {
 		o := VectorOptions(t, v)
-		if !bytes.Equal(o.MasterKey, v.Key(t)) || o.Cipher.String() != v.Cipher.String() || o.HKDF != v.HKDF ||
+		if !bytes.Equal(o.MasterKey, v.Key(t)) || o.Cipher != cryptocore.ContentCipher(v.Cipher) || o.HKDF != v.HKDF ||
 			o.Names.Raw64 != v.Raw64 || o.Names.PlaintextNames != v.PlaintextNames || o.Names.DeterministicNames != v.DeterministicNames {
 			t.Errorf("%s: %+v", v.Name, o)
 		}
