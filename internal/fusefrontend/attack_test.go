@@ -237,3 +237,66 @@ func symlinkSwapAttack(t *testing.T, cfg testConfig) {
 		t.Fatalf("attack did not run: %d swaps, %d successful operations", swapCount.Load(), okOps.Load())
 	}
 }
+
+// TestLeafSymlinkSwap replaces the backing file of a plaintext regular file
+// (still cached by the kernel as a regular file) by a symlink to a file
+// outside CIPHERDIR that holds valid ciphertext: no operation on the
+// plaintext file may read, write, chmod, chown, touch, truncate or set
+// attributes of the outside file.
+func TestLeafSymlinkSwap(t *testing.T) {
+	tf := mountFS(t, testConfig{timeouts: true})
+	const secret = "SECRET-DATA"
+	p := tf.path("f")
+	mustWrite(t, p, []byte(secret))
+	c, err := tf.rn.EncryptPath("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backing := filepath.Join(tf.cipher, c)
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	if err := os.Rename(backing, victim); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, backing); err != nil {
+		t.Fatal(err)
+	}
+	before := treeSnapshot(t, outside)
+	ops := []struct {
+		name string
+		fn   func() ([]byte, error)
+	}{
+		{"read", func() ([]byte, error) { return os.ReadFile(p) }},
+		{"write", func() ([]byte, error) { return nil, os.WriteFile(p, []byte("x"), 0o644) }},
+		{"append", func() ([]byte, error) {
+			f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+			if err == nil {
+				f.Write([]byte("x"))
+				f.Close()
+			}
+			return nil, err
+		}},
+		{"chmod", func() ([]byte, error) { return nil, os.Chmod(p, 0o600) }},
+		{"chown", func() ([]byte, error) { return nil, os.Chown(p, os.Getuid(), 1234) }},
+		{"utimes", func() ([]byte, error) { return nil, os.Chtimes(p, time.Unix(1, 0), time.Unix(1, 0)) }},
+		{"truncate", func() ([]byte, error) { return nil, os.Truncate(p, 1) }},
+		{"setxattr", func() ([]byte, error) { return nil, unix.Setxattr(p, "user.x", []byte("v"), 0) }},
+		{"getxattr", func() ([]byte, error) {
+			b := make([]byte, 100)
+			n, err := unix.Getxattr(p, "user.x", b)
+			if n < 0 {
+				n = 0
+			}
+			return b[:n], err
+		}},
+	}
+	for _, op := range ops {
+		b, _ := op.fn()
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s returned the outside file's contents", op.name)
+		}
+		if d := diffSnapshots(before, treeSnapshot(t, outside)); len(d) > 0 {
+			t.Fatalf("%s modified the file outside CIPHERDIR:\n%s", op.name, strings.Join(d, "\n"))
+		}
+	}
+}
