@@ -8,19 +8,6 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// allocsPerRun is testing.AllocsPerRun without its GOMAXPROCS(1), which
-// would keep the parallel paths from ever running.
-func allocsPerRun(runs int, fn func()) float64 {
-	fn() // warm up pools
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
-		fn()
-	}
-	runtime.ReadMemStats(&after)
-	return float64(after.Mallocs-before.Mallocs) / float64(runs)
-}
-
 // maxAllocsParallel bounds the allocations of a parallel call with w
 // goroutines: the shared job and the start of each extra goroutine (w in
 // total, which is what a quiet run measures), plus headroom for scratch
@@ -116,10 +103,10 @@ func TestAllocsMultiBlock(t *testing.T) {
 					iv[0] = 1
 					// Sequential calls are measured exactly (AllocsPerRun
 					// runs with GOMAXPROCS=1); parallel ones with
-					// allocsPerRun, which keeps GOMAXPROCS.
+					// MallocsPerRun, which keeps GOMAXPROCS.
 					measure, limit := testing.AllocsPerRun, 0.0
 					if w := workers(nblocks); w > 1 {
-						measure, limit = allocsPerRun, maxAllocsParallel(w)
+						measure, limit = testutil.MallocsPerRun, maxAllocsParallel(w)
 					}
 					for _, tc := range []struct {
 						name string

@@ -378,7 +378,7 @@ func TestBatchAllocs(t *testing.T) {
 					clear(withHole[nblocks/2*ce.CipherBS() : (nblocks/2+1)*ce.CipherBS()])
 					measure, limit := testing.AllocsPerRun, 0.0
 					if w := workers(nblocks); w > 1 {
-						measure, limit = allocsPerRun, maxAllocsParallel(w)
+						measure, limit = testutil.MallocsPerRun, maxAllocsParallel(w)
 					}
 					for _, tc := range []struct {
 						name string

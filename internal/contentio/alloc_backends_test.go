@@ -10,20 +10,6 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// mallocsPerRun is testing.AllocsPerRun without its GOMAXPROCS(1), so that
-// contentenc's parallel path (and, with OpenSSL, its batch calls) runs as
-// it does in a mount. It counts every allocation of the process, so
-// nothing else may run meanwhile (the test is not parallel).
-func mallocsPerRun(runs int, fn func()) float64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for range runs {
-		fn()
-	}
-	runtime.ReadMemStats(&after)
-	return float64(after.Mallocs-before.Mallocs) / float64(runs)
-}
-
 // TestAllocsBackends checks the whole hot path, file I/O plus block
 // cryptography, with every backend: a 1 MiB WriteAt or ReadAt in steady
 // state allocates a small constant number of objects, independent of the
@@ -92,7 +78,7 @@ func TestAllocsBackends(t *testing.T) {
 						}
 					}
 					var opErr error
-					n := mallocsPerRun(20, func() {
+					n := testutil.MallocsPerRun(20, func() {
 						if err := op.fn(); err != nil {
 							opErr = err
 						}

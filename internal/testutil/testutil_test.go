@@ -295,3 +295,14 @@ func TestTV4CipherDir(t *testing.T) {
 		}
 	}
 }
+
+func TestMallocsPerRun(t *testing.T) {
+	var sink []byte
+	if n := MallocsPerRun(10, func() { sink = make([]byte, 1<<20) }); n < 1 || n > 2 {
+		t.Errorf("one allocation per run counted as %v", n)
+	}
+	if n := MallocsPerRun(10, func() {}); n > 0.5 {
+		t.Errorf("no allocation counted as %v", n)
+	}
+	_ = sink
+}
