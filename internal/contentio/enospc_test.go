@@ -9,26 +9,9 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
-
-// smallTmpfs mounts a tmpfs of the given size on a temp dir (unmounted at
-// cleanup), or skips when mounting is not permitted.
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("cannot mount a tmpfs (%v); needs root", err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
-	return dir
-}
 
 // fill writes a file until the filesystem is full.
 func fill(t *testing.T, path string) {
@@ -55,7 +38,8 @@ func fill(t *testing.T, path string) {
 func TestENOSPC(t *testing.T) {
 	for _, noPrealloc := range []bool{false, true} {
 		t.Run(map[bool]string{false: "prealloc", true: "noprealloc"}[noPrealloc], func(t *testing.T) {
-			dir := smallTmpfs(t, "256k")
+			dir := t.TempDir()
+			testutil.MountTmpfs(t, dir, "size=256k")
 			ce := newCE(t, cryptocore.AESGCM)
 			path := filepath.Join(dir, "f")
 			f := openPath(t, NewTable(), ce, path, Options{NoPrealloc: noPrealloc})

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/testutil"
 )
 
 // inodeTmpfs mounts a tmpfs with room for a fixed number of inodes on a
@@ -19,10 +21,7 @@ import (
 func inodeTmpfs(t *testing.T, inodes int) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=8m,nr_inodes=%d", inodes)); err != nil {
-		t.Skipf("cannot mount a tmpfs (%v); needs root", err)
-	}
-	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	testutil.MountTmpfs(t, dir, fmt.Sprintf("size=8m,nr_inodes=%d", inodes))
 	return dir
 }
 

@@ -77,3 +77,20 @@ func MountLine(dir string) string {
 
 // mountsUnescaper undoes the octal escapes of /proc/self/mounts.
 var mountsUnescaper = strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
+
+// MountTmpfs mounts a tmpfs with the given mount options (like
+// "size=256k,nr_inodes=200") on dir, for tests that need a small or full
+// filesystem, and detaches it at cleanup (after the cleanups registered
+// later, such as a FUSE mount on top). It skips the test where mounting
+// is not permitted (not root).
+func MountTmpfs(t testing.TB, dir, options string) {
+	t.Helper()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, options); err != nil {
+		t.Skipf("cannot mount a tmpfs on %s (%v); needs root", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount tmpfs %s: %v", dir, err)
+		}
+	})
+}

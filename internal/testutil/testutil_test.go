@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -305,4 +306,16 @@ func TestMallocsPerRun(t *testing.T) {
 		t.Errorf("no allocation counted as %v", n)
 	}
 	_ = sink
+}
+
+func TestMountTmpfs(t *testing.T) {
+	dir := t.TempDir()
+	MountTmpfs(t, dir, "size=64k")
+	if !IsMounted(dir) || !strings.Contains(MountLine(dir), "tmpfs") {
+		t.Fatalf("not a tmpfs: %q", MountLine(dir))
+	}
+	err := os.WriteFile(filepath.Join(dir, "big"), make([]byte, 1<<20), 0o644)
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("writing 1 MiB to a 64 KiB tmpfs: %v", err)
+	}
 }
