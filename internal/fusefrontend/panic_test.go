@@ -109,8 +109,11 @@ func TestPanicEveryOp(t *testing.T) {
 			hit.Store(false)
 			target.Store(&op)
 			err := c.fn()
-			// RELEASE is sent asynchronously after the last close.
-			for i := 0; i < 100 && !hit.Load(); i++ {
+			// RELEASE is sent asynchronously after the last close, and
+			// the panic is logged only after the hook ran: wait for the
+			// log line.
+			logged := func() bool { return strings.Contains(tf.logs.String(), "injected panic in "+c.op) }
+			for i := 0; i < 100 && !logged(); i++ {
 				time.Sleep(20 * time.Millisecond)
 			}
 			target.Store(nil)
@@ -120,7 +123,7 @@ func TestPanicEveryOp(t *testing.T) {
 			if !c.noErr && !errors.Is(err, syscall.EIO) {
 				t.Errorf("%s with a panic: %v, want EIO", c.op, err)
 			}
-			if !strings.Contains(tf.logs.String(), "injected panic in "+c.op) {
+			if !logged() {
 				t.Errorf("panic in %s not logged", c.op)
 			}
 			if b, err := os.ReadFile(f); err != nil || !bytes.HasPrefix(b, []byte("d")) && !bytes.HasPrefix(b, []byte("x")) {

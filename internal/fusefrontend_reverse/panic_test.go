@@ -106,7 +106,11 @@ func TestPanicEveryOp(t *testing.T) {
 			}
 			armed.Store(true)
 			err := c.fn(m, enc)
-			for i := 0; i < 100 && !hit.Load(); i++ { // RELEASE is asynchronous
+			// RELEASE is sent asynchronously after the last close, and
+			// the panic is logged only after the hook ran: wait for the
+			// log line.
+			logged := func() bool { return strings.Contains(m.logs.String(), "injected panic in "+c.op) }
+			for i := 0; i < 100 && !logged(); i++ {
 				time.Sleep(20 * time.Millisecond)
 			}
 			armed.Store(false)
@@ -116,7 +120,7 @@ func TestPanicEveryOp(t *testing.T) {
 			if !c.noErr && !errors.Is(err, syscall.EIO) {
 				t.Errorf("%s with a panic: %v, want EIO", c.op, err)
 			}
-			if !strings.Contains(m.logs.String(), "injected panic in "+c.op) {
+			if !logged() {
 				t.Errorf("panic in %s not logged", c.op)
 			}
 			if b, err := os.ReadFile(m.path(enc("dir1/file.txt"))); err != nil || len(b) == 0 {
