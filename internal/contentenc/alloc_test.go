@@ -23,7 +23,7 @@ func maxAllocsParallel(w int) float64 {
 // Once the AEAD itself is allocation-free, the test runs.
 func skipIfSIVAllocates(t *testing.T, ce *ContentEnc) {
 	t.Helper()
-	if raceEnabled {
+	if testutil.RaceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
 	if ce.Cipher() != cryptocore.AESSIV {

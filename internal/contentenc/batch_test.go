@@ -355,7 +355,7 @@ func TestBatchCallCounts(t *testing.T) {
 // The batch paths allocate nothing when sequential and a constant few
 // objects when parallel, as the per-block paths do.
 func TestBatchAllocs(t *testing.T) {
-	if raceEnabled {
+	if testutil.RaceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
 	for _, c := range batchCiphers {
@@ -413,7 +413,7 @@ func TestBatchAllocs(t *testing.T) {
 // A file ID (and reverse-mode IV) on the caller's stack does not escape:
 // multi-block calls with one allocate nothing, with every backend.
 func TestAllocsStackFileID(t *testing.T) {
-	if raceEnabled {
+	if testutil.RaceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
 	}
 	ces := map[string]*ContentEnc{}

@@ -17,7 +17,7 @@ import (
 // garbage collection); with several, contentenc's worker goroutines add a
 // few per worker (see contentenc's TestAllocsMultiBlock).
 func TestAllocsBackends(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testutil.RaceEnabled {
 		t.Skip("measures allocations of 1 MiB operations (not meaningful under -race)")
 	}
 	type backend struct {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
 
 const mib = 1 << 20
@@ -108,7 +109,7 @@ func BenchmarkRandomWrite4KiB(b *testing.B) {
 // (see the benchmarks' allocs/op). 256 blocks must never cost 256
 // allocations.
 func TestAllocs(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testutil.RaceEnabled {
 		t.Skip("measures allocations of 1 MiB operations (not meaningful under -race)")
 	}
 	const maxAllocs = 8

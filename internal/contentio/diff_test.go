@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/testutil"
 )
 
 // envInt reads a positive integer tuning knob from the environment.
@@ -286,7 +287,7 @@ func (d *differ) compare() {
 // runs.
 func TestDifferential(t *testing.T) {
 	steps := envInt("CONTENTIO_DIFF_STEPS", 300)
-	if testing.Short() || (raceEnabled && os.Getenv("CONTENTIO_DIFF_STEPS") == "") {
+	if testing.Short() || (testutil.RaceEnabled && os.Getenv("CONTENTIO_DIFF_STEPS") == "") {
 		steps = 60
 	}
 	seed := uint64(envInt("CONTENTIO_DIFF_SEED", 1))

@@ -11,6 +11,7 @@ import (
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/testutil"
 )
 
 // TestAllocsReadWrite counts the allocations of the Read and Write request
@@ -18,7 +19,7 @@ import (
 // file handle). A 128 KiB request (the kernel's usual size) must not
 // allocate per block; with one CPU it allocates nothing at all.
 func TestAllocsReadWrite(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testutil.RaceEnabled {
 		t.Skip("allocation counts are not meaningful under -race")
 	}
 	cipher := t.TempDir()

@@ -4,13 +4,15 @@ import (
 	"context"
 	"runtime"
 	"testing"
+
+	"gocryptfs/internal/testutil"
 )
 
 // TestReadHandlerAllocations: the whole Read request handler, reply value
 // included, allocates nothing in steady state (one CPU, so that no worker
 // goroutines of contentenc are involved).
 func TestReadHandlerAllocations(t *testing.T) {
-	if raceEnabled {
+	if testutil.RaceEnabled {
 		t.Skip("allocation counts are not meaningful with -race")
 	}
 	f, _ := openForRead(t, 1<<20)

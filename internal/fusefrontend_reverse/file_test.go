@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/testutil"
 )
 
 // openForRead builds a RootNode over a temp dir with one file of size
@@ -38,7 +39,7 @@ func openForRead(t testing.TB, size int) (*fileHandle, []byte) {
 // TestReadAllocations: the read path allocates a constant number of small
 // objects per request, independent of how many blocks it covers.
 func TestReadAllocations(t *testing.T) {
-	if raceEnabled {
+	if testutil.RaceEnabled {
 		t.Skip("allocation counts are not meaningful with -race")
 	}
 	f, _ := openForRead(t, 4<<20)

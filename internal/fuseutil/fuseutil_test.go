@@ -9,6 +9,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/testutil"
 )
 
 func TestToErrno(t *testing.T) {
@@ -74,7 +76,7 @@ func TestReadResults(t *testing.T) {
 		t.Fatalf("reused result: %q", b)
 	}
 	r2.Done()
-	if n := testing.AllocsPerRun(100, func() { p.Get(buf).Done() }); n != 0 && !raceEnabled {
+	if n := testing.AllocsPerRun(100, func() { p.Get(buf).Done() }); n != 0 && !testutil.RaceEnabled {
 		t.Errorf("%.1f allocations per result", n)
 	}
 }

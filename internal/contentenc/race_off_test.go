@@ -1,5 +1,0 @@
-//go:build !race
-
-package contentenc
-
-const raceEnabled = false

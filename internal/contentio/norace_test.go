@@ -1,5 +1,0 @@
-//go:build !race
-
-package contentio
-
-const raceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package fusefrontend
-
-const raceEnabled = false

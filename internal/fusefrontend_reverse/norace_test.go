@@ -1,5 +1,0 @@
-//go:build !race
-
-package fusefrontend_reverse
-
-const raceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package fusefrontend_reverse
-
-// raceEnabled: the race detector makes sync.Pool drop buffers at random,
-// so allocation counts are meaningless.
-const raceEnabled = true

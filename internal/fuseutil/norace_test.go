@@ -1,5 +1,0 @@
-//go:build !race
-
-package fuseutil
-
-const raceEnabled = false
