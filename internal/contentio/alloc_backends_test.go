@@ -4,10 +4,10 @@ import (
 	"runtime"
 	"testing"
 
-	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/stupidgcm"
 	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
 
 // TestAllocsBackends checks the whole hot path, file I/O plus block
@@ -36,14 +36,7 @@ func TestAllocsBackends(t *testing.T) {
 			if be.backend == cryptocore.BackendOpenSSL && !stupidgcm.Available {
 				t.Skip("built without OpenSSL")
 			}
-			cc, err := cryptocore.New(testutil.MasterKey(), cryptocore.Options{Cipher: be.cipher, Backend: be.backend, HKDF: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ce, err := contentenc.New(cc, contentenc.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ce := coretest.New(t, coretest.Options{Cipher: be.cipher, Backend: be.backend, HKDF: true}).CE
 			f, _ := newFile(t, ce, Options{})
 			data := make([]byte, mib)
 			for i := range data {

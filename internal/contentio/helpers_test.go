@@ -10,22 +10,14 @@ import (
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
-	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
 
 var allCiphers = []cryptocore.ContentCipher{cryptocore.AESGCM, cryptocore.AESSIV, cryptocore.XChaCha20Poly1305}
 
 func newCE(tb testing.TB, c cryptocore.ContentCipher) *contentenc.ContentEnc {
 	tb.Helper()
-	cc, err := cryptocore.New(testutil.MasterKey(), cryptocore.Options{Cipher: c, Backend: cryptocore.BackendGo, HKDF: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return ce
+	return coretest.New(tb, coretest.Options{Cipher: c, Backend: cryptocore.BackendGo, HKDF: true}).CE
 }
 
 // openPath opens (creating if needed) path read-write and wraps it.

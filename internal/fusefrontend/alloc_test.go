@@ -8,10 +8,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
 
 // TestAllocsReadWrite counts the allocations of the Read and Write request
@@ -23,19 +23,8 @@ func TestAllocsReadWrite(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under -race")
 	}
 	cipher := t.TempDir()
-	cc, err := cryptocore.New(make([]byte, cryptocore.KeyLen), cryptocore.Options{Cipher: cryptocore.AESGCM, HKDF: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nt, err := nametransform.New(cc, nametransform.Options{Raw64: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rn, err := NewRootNode(Args{CipherDir: cipher, Logger: slog.New(slog.DiscardHandler)}, nt, ce)
+	core := coretest.New(t, coretest.Options{MasterKey: make([]byte, cryptocore.KeyLen), HKDF: true, Names: nametransform.Options{Raw64: true}})
+	rn, err := NewRootNode(Args{CipherDir: cipher, Logger: slog.New(slog.DiscardHandler)}, core.NT, core.CE)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,19 +21,13 @@ import (
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
 
 func TestNewRootNodeErrors(t *testing.T) {
 	_, nt, ce := newCrypto(t, tv14Config())
 	dir := t.TempDir()
-	gcm, err := cryptocore.New(testutil.MasterKey(), cryptocore.Options{Cipher: cryptocore.AESGCM, HKDF: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gcmCE, err := contentenc.New(gcm, contentenc.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gcmCE := coretest.New(t, coretest.Options{Cipher: cryptocore.AESGCM, HKDF: true}).CE
 	cases := []struct {
 		name     string
 		args     Args
