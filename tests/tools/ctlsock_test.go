@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -38,6 +39,16 @@ func cipherTree(t *testing.T, dir string) []string {
 	return out
 }
 
+// checkNamesOnDisk fails the test unless the ciphertext paths that the
+// control socket gave (enc's values) are exactly the entries below dir.
+func checkNamesOnDisk(t *testing.T, dir string, enc map[string]string) {
+	t.Helper()
+	encList := slices.Sorted(maps.Values(enc))
+	if disk := cipherTree(t, dir); !slices.Equal(disk, encList) {
+		t.Errorf("names on disk:\n%q\nencrypted by ctlsock:\n%q", disk, encList)
+	}
+}
+
 // TestCtlsockMatchesDisk: for a fresh filesystem in several naming modes,
 // -encrypt-paths gives exactly the names on disk, and -decrypt-paths of
 // every name on disk gives back the plaintext paths.
@@ -50,14 +61,7 @@ func TestCtlsockMatchesDisk(t *testing.T) {
 			mnt := mountFS(t, dir, "-ctlsock", sock)
 			plain := populate(t, mnt)
 			enc := cipherPaths(t, sock, plain)
-			var encList []string
-			for _, c := range enc {
-				encList = append(encList, c)
-			}
-			slices.Sort(encList)
-			if disk := cipherTree(t, dir); !slices.Equal(disk, encList) {
-				t.Errorf("names on disk:\n%q\nencrypted by ctlsock:\n%q", disk, encList)
-			}
+			checkNamesOnDisk(t, dir, enc)
 			long := "dir1/" + strings.Repeat("L", 200)
 			if len(flags) == 0 && !strings.HasPrefix(filepath.Base(enc[long]), "gocryptfs.longname.") {
 				t.Errorf("long name encrypted to %q, want the hashed form", enc[long])
@@ -109,16 +113,9 @@ func TestCtlsockVector(t *testing.T) {
 			dir := testutil.CopyCipherVector(t, v)
 			sock := filepath.Join(t.TempDir(), "ctl.sock")
 			mountFS(t, dir, "-ctlsock", sock)
-			long := "longname_255_" + strings.Repeat("x", 242)
+			long := testutil.VectorLongName
 			enc := cipherPaths(t, sock, []string{"status.txt", "rel", "abs", long})
-			var encList []string
-			for _, c := range enc {
-				encList = append(encList, c)
-			}
-			slices.Sort(encList)
-			if disk := cipherTree(t, dir); !slices.Equal(disk, encList) {
-				t.Errorf("names on disk %q, ctlsock %q", disk, encList)
-			}
+			checkNamesOnDisk(t, dir, enc)
 			r := xray(t, enc["status.txt"]+"\n/"+enc["rel"]+"\nnonexist/abc\n/\n", "-decrypt-paths", sock)
 			testutil.Expect(t, r, 1)
 			if r.Stdout != "status.txt\nrel\n" {
