@@ -8,13 +8,19 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// maxAllocsParallel bounds the allocations of a parallel call with w
-// goroutines: the shared job and the start of each extra goroutine (w in
-// total, which is what a quiet run measures), plus headroom for scratch
-// pool misses when a goroutine lands on a P whose pool cache is empty. It
-// depends on GOMAXPROCS, never on the number of blocks.
-func maxAllocsParallel(w int) float64 {
-	return float64(2 * w)
+// allocMeasure picks how to count the allocations of a call on nblocks
+// blocks. Sequential calls are counted exactly (testing.AllocsPerRun runs
+// with GOMAXPROCS=1) and may not allocate. Parallel ones are counted with
+// testutil.MallocsPerRun, which keeps GOMAXPROCS, and bounded by the
+// shared job and the start of each extra goroutine (w in total, which is
+// what a quiet run measures) plus headroom for scratch pool misses when a
+// goroutine lands on a P whose pool cache is empty: the bound depends on
+// GOMAXPROCS, never on the number of blocks.
+func allocMeasure(nblocks int) (measure func(runs int, fn func()) float64, limit float64) {
+	if w := workers(nblocks); w > 1 {
+		return testutil.MallocsPerRun, float64(2 * w)
+	}
+	return testing.AllocsPerRun, 0
 }
 
 // skipIfSIVAllocates skips an allocation test for AES-SIV while cryptocore's
@@ -101,13 +107,7 @@ func TestAllocsMultiBlock(t *testing.T) {
 					ct := ce.EncryptBlocks(nil, plain, 100, id)
 					iv := make([]byte, ce.NonceSize())
 					iv[0] = 1
-					// Sequential calls are measured exactly (AllocsPerRun
-					// runs with GOMAXPROCS=1); parallel ones with
-					// MallocsPerRun, which keeps GOMAXPROCS.
-					measure, limit := testing.AllocsPerRun, 0.0
-					if w := workers(nblocks); w > 1 {
-						measure, limit = testutil.MallocsPerRun, maxAllocsParallel(w)
-					}
+					measure, limit := allocMeasure(nblocks)
 					for _, tc := range []struct {
 						name string
 						fn   func()

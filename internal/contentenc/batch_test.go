@@ -376,10 +376,7 @@ func TestBatchAllocs(t *testing.T) {
 					// A hole in the middle splits the batch.
 					withHole := bytes.Clone(ct)
 					clear(withHole[nblocks/2*ce.CipherBS() : (nblocks/2+1)*ce.CipherBS()])
-					measure, limit := testing.AllocsPerRun, 0.0
-					if w := workers(nblocks); w > 1 {
-						measure, limit = testutil.MallocsPerRun, maxAllocsParallel(w)
-					}
+					measure, limit := allocMeasure(nblocks)
 					for _, tc := range []struct {
 						name string
 						fn   func()
