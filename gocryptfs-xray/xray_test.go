@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/ctlsock"
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/nametransform"
@@ -26,87 +25,28 @@ func xray(t *testing.T, stdin string, args ...string) (stdout, stderr string, co
 	return o.String(), e.String(), code
 }
 
-// buildFile rebuilds a vector's file from its header ID and per-block
-// nonces (the random values recorded in the vectors) and writes it out.
-func buildFile(t *testing.T, c cryptocore.ContentCipher, id string, nonces []string, plain []byte) (string, []byte) {
-	t.Helper()
-	out := coretest.EncryptFile(t, coretest.New(t, coretest.Options{Cipher: c, HKDF: true}).CE, id, nonces, plain)
-	p := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(p, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p, out
-}
-
 // TestVectorFiles rebuilds the files of TV-7, TV-10 and TV-14 from their
 // recorded headers and nonces, checks the ciphertext against the vectors,
 // and compares the xray output with the reference output byte for byte.
 func TestVectorFiles(t *testing.T) {
-	tv14 := make([]byte, 5000)
-	for i := range tv14 {
-		tv14[i] = byte('A' + i%26)
-	}
-	for _, c := range []struct {
-		name   string
-		cipher cryptocore.ContentCipher
-		id     string
-		nonces []string
-		plain  []byte
-		flags  []string
-		// wantHex is the whole file if known from the vector; wantSHA its
-		// SHA-256 otherwise.
-		wantHex, wantSHA string
-		want             string
-	}{
-		{name: "TV-7 one", cipher: cryptocore.AESGCM, id: "95e7ef1ef9d7205ba8409fa6f9e4ba46",
-			nonces: []string{"9d0df759629108b2575bb1eb01dd67ad"}, plain: []byte("a"),
-			wantHex: "0002 95e7ef1ef9d7205ba8409fa6f9e4ba46 9d0df759629108b2575bb1eb01dd67ad 74 b8c8a3a7c00e246b048bfee30aeda6f6",
-			want: "Header: Version: 2, Id: 95e7ef1ef9d7205ba8409fa6f9e4ba46, assuming AES-GCM-256 mode\n" +
-				"Block  0: IV: 9d0df759629108b2575bb1eb01dd67ad, Tag: b8c8a3a7c00e246b048bfee30aeda6f6, Offset:    18 Len: 33\n"},
-		{name: "TV-7 f4097", cipher: cryptocore.AESGCM, id: "14383a4daf35c95c1f1cbd8afbd1b1ce",
-			nonces: []string{"324face0a5bee907b5b557b9af8bddc8", "f723d9e35e29fa2f3e32bba787718673"},
-			plain:  bytes.Repeat([]byte("z"), 4097),
-			want: "Header: Version: 2, Id: 14383a4daf35c95c1f1cbd8afbd1b1ce, assuming AES-GCM-256 mode\n" +
-				"Block  0: IV: 324face0a5bee907b5b557b9af8bddc8, Tag: 652ed5fc7ba69f6ea670b549116914ce, Offset:    18 Len: 4128\n" +
-				"Block  1: IV: f723d9e35e29fa2f3e32bba787718673, Tag: 0685bd5b73c6da93ea67212c0da2d1a4, Offset:  4146 Len: 33\n"},
-		{name: "TV-7 hello.txt", cipher: cryptocore.AESGCM, id: "420b04fae4bc38a8548393d366b9d635",
-			nonces: []string{"e55fd73199ac809d2617ce9bb26a19c1"}, plain: []byte("hello world\n"),
-			wantHex: "0002 420b04fae4bc38a8548393d366b9d635 e55fd73199ac809d2617ce9bb26a19c1 38544c8e993d38c6691cda11 a7979226216685edf5d656c545c052f0",
-			want: "Header: Version: 2, Id: 420b04fae4bc38a8548393d366b9d635, assuming AES-GCM-256 mode\n" +
-				"Block  0: IV: e55fd73199ac809d2617ce9bb26a19c1, Tag: a7979226216685edf5d656c545c052f0, Offset:    18 Len: 44\n"},
-		{name: "TV-10 xchacha", cipher: cryptocore.XChaCha20Poly1305, id: "d2091d7026e38b4d26924c28843f4902",
-			nonces: []string{"9f51d7b104168e80b58d03147c44e6cfea0f94aa0f40e28d"}, plain: []byte("hello world\n"),
-			flags:   []string{"-xchacha"},
-			wantHex: "0002 d2091d7026e38b4d26924c28843f4902 9f51d7b104168e80b58d03147c44e6cfea0f94aa0f40e28d 0a25c6e06b42a2504d6f2bab 3ce9baa002d31e96f6a2bb7113a9e52d",
-			want: "Header: Version: 2, Id: d2091d7026e38b4d26924c28843f4902, assuming XChaCha20-Poly1305 mode\n" +
-				"Block  0: IV: 9f51d7b104168e80b58d03147c44e6cfea0f94aa0f40e28d, Tag: 3ce9baa002d31e96f6a2bb7113a9e52d, Offset:    18 Len: 52\n"},
-		{name: "TV-10 aessiv", cipher: cryptocore.AESSIV, id: "947625b5739c88c2f50591a452732e6d",
-			nonces: []string{"ee6c6d05a1dce254dc222684ab9b8daa"}, plain: []byte("hello world\n"),
-			flags:   []string{"-aessiv"},
-			wantHex: "0002 947625b5739c88c2f50591a452732e6d ee6c6d05a1dce254dc222684ab9b8daa f18274dc4e75b5d50a3ce2ce7917e321 774369d517dee5b049c7376e",
-			want: "Header: Version: 2, Id: 947625b5739c88c2f50591a452732e6d, assuming AES-SIV-512 mode\n" +
-				"Block  0: IV: ee6c6d05a1dce254dc222684ab9b8daa, Tag: f18274dc4e75b5d50a3ce2ce7917e321, Offset:    18 Len: 44\n"},
-		{name: "TV-14 f5000 aessiv (also given -xchacha: -aessiv wins)", cipher: cryptocore.AESSIV, id: "3305c99eeb95f5b27d13b09aa10d8682",
-			nonces: []string{"e01683d2594243feb1a501820556f035", "e01683d2594243feb1a501820556f036"}, plain: tv14,
-			flags:   []string{"-xchacha", "-aessiv"},
-			wantSHA: "5a86aea2e147d9af23c03dfe27f110bce757a402ccc5de77ea1c2b0e72bd59a2",
-			want: "Header: Version: 2, Id: 3305c99eeb95f5b27d13b09aa10d8682, assuming AES-SIV-512 mode\n" +
-				"Block  0: IV: e01683d2594243feb1a501820556f035, Tag: 6964a31b391a72d2a02afccaa0821c7b, Offset:    18 Len: 4128\n" +
-				"Block  1: IV: e01683d2594243feb1a501820556f036, Tag: 28b0d2c135d4c16fe81abb06205103d3, Offset:  4146 Len: 936\n"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			p, data := buildFile(t, c.cipher, c.id, c.nonces, c.plain)
-			if c.wantHex != "" && !bytes.Equal(data, testutil.MustHex(t, c.wantHex)) {
-				t.Errorf("ciphertext differs from the vector:\n got  %x\n want %s", data, strings.ReplaceAll(c.wantHex, " ", ""))
+	for _, c := range testutil.VectorFiles() {
+		t.Run(c.Name, func(t *testing.T) {
+			data := coretest.EncryptVectorFile(t, c)
+			if c.CipherHex != "" && !bytes.Equal(data, testutil.MustHex(t, c.CipherHex)) {
+				t.Errorf("ciphertext differs from the vector:\n got  %x\n want %s", data, strings.ReplaceAll(c.CipherHex, " ", ""))
 			}
-			if c.wantSHA != "" {
-				if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != c.wantSHA {
-					t.Errorf("SHA-256 %x, want %s", sum, c.wantSHA)
+			if c.CipherSHA256 != "" {
+				if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != c.CipherSHA256 {
+					t.Errorf("SHA-256 %x, want %s", sum, c.CipherSHA256)
 				}
 			}
-			out, errOut, code := xray(t, "", append(c.flags, p)...)
-			if out != c.want || errOut != "" || code != 0 {
-				t.Errorf("got exit %d, stdout:\n%s\nstderr: %q\nwant:\n%s", code, out, errOut, c.want)
+			p := filepath.Join(t.TempDir(), "f")
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, code := xray(t, "", append(c.XrayFlags, p)...)
+			if out != c.XrayOutput || errOut != "" || code != 0 {
+				t.Errorf("got exit %d, stdout:\n%s\nstderr: %q\nwant:\n%s", code, out, errOut, c.XrayOutput)
 			}
 		})
 	}

@@ -90,3 +90,11 @@ func EncryptFile(t testing.TB, ce *contentenc.ContentEnc, idHex string, noncesHe
 	}
 	return out
 }
+
+// EncryptVectorFile rebuilds the ciphertext of f with the TV master key
+// (HKDF on, as in every FORMAT.md vector).
+func EncryptVectorFile(t testing.TB, f testutil.VectorFile) []byte {
+	t.Helper()
+	ce := New(t, Options{Cipher: cryptocore.ContentCipher(f.Cipher), HKDF: true}).CE
+	return EncryptFile(t, ce, f.ID, f.Nonces, f.Plain)
+}

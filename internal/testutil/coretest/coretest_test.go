@@ -2,6 +2,7 @@ package coretest
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"testing"
 
@@ -56,5 +57,22 @@ func TestEncryptFile(t *testing.T) {
 				t.Errorf("decrypts to %d bytes, %v", len(back), err)
 			}
 		})
+	}
+}
+
+// The rebuilt files are those of the vectors, byte for byte or by hash.
+func TestEncryptVectorFile(t *testing.T) {
+	for _, f := range testutil.VectorFiles() {
+		out := EncryptVectorFile(t, f)
+		switch {
+		case f.CipherHex != "":
+			if !bytes.Equal(out, testutil.MustHex(t, f.CipherHex)) {
+				t.Errorf("%s: %x", f.Name, out)
+			}
+		case f.CipherSHA256 != "":
+			if sum := sha256.Sum256(out); hex.EncodeToString(sum[:]) != f.CipherSHA256 {
+				t.Errorf("%s: SHA-256 %x", f.Name, sum)
+			}
+		}
 	}
 }
