@@ -76,6 +76,18 @@ func (f *File) readChunk(dst []byte, off uint64, logCorrupt bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if off == first*bs && f.ce.PlainLen(m) <= len(dst) {
+		// A block-aligned request that holds all the plaintext (the
+		// kernel's usual case): decrypt straight into dst, without a
+		// copy. The capacity is cut to len(dst) so that nothing beyond
+		// the request is written; on error DecryptBlocks leaves no
+		// unauthenticated plaintext in it.
+		plain, err := f.ce.DecryptBlocks(dst[:0:len(dst)], c[:m], first, id[:])
+		if err != nil {
+			return 0, f.corrupt(err, logCorrupt)
+		}
+		return len(plain), nil
+	}
 	pbuf := f.ce.GetPBuf()
 	defer f.ce.PutPBuf(pbuf)
 	plain, err := f.ce.DecryptBlocks((*pbuf)[:0], c[:m], first, id[:])

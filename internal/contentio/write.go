@@ -124,17 +124,26 @@ func (f *File) writeChunk(data []byte, off uint64) error {
 	head := off - first*bs    // plaintext before data in the first block
 	dataEnd := end - first*bs // where data ends, relative to the first block
 
-	pbuf := f.ce.GetPBuf()
-	defer f.ce.PutPBuf(pbuf)
 	cbuf := f.ce.GetCBuf()
 	defer f.ce.PutCBuf(cbuf)
+	firstOld := oldLen(ps, first)
+	needFirst := firstOld > 0 && (head > 0 || (nb == 1 && dataEnd < firstOld))
+	needLast := nb > 1 && oldLen(ps, last) > end-last*bs
+	if head == 0 && !needFirst && !needLast {
+		// Whole blocks, or a tail that ends at or beyond the old end of
+		// file: nothing old to merge, so encrypt data itself without
+		// copying it first.
+		return f.writeBlocks(data, first, id, newHeader, *cbuf)
+	}
+
+	pbuf := f.ce.GetPBuf()
+	defer f.ce.PutPBuf(pbuf)
 	plain := (*pbuf)[:nb*bs]
 	plainLen := dataEnd
 
 	// Old first block: needed for the bytes before data and, if the write
 	// ends in the same block, after it.
-	firstOld := oldLen(ps, first)
-	if firstOld > 0 && (head > 0 || (nb == 1 && dataEnd < firstOld)) {
+	if needFirst {
 		old, err := f.readBlock(plain[:0], first, id, *cbuf)
 		if err != nil {
 			return err
@@ -150,15 +159,12 @@ func (f *File) writeChunk(data []byte, off uint64) error {
 		clear(plain[firstOld:head])
 	}
 	// Old last block, if different: needed for the bytes after data.
-	if nb > 1 {
-		lastStart := (nb - 1) * bs
-		if lastOld := oldLen(ps, last); lastOld > end-last*bs {
-			old, err := f.readBlock(plain[:lastStart], last, id, *cbuf)
-			if err != nil {
-				return err
-			}
-			plainLen = max(plainLen, uint64(len(old)))
+	if needLast {
+		old, err := f.readBlock(plain[:(nb-1)*bs], last, id, *cbuf)
+		if err != nil {
+			return err
 		}
+		plainLen = max(plainLen, uint64(len(old)))
 	}
 	copy(plain[head:], data)
 	return f.writeBlocks(plain[:plainLen], first, id, newHeader, *cbuf)
