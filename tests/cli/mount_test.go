@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -200,17 +199,28 @@ func TestDaemon(t *testing.T) {
 	}
 }
 
-// startFg mounts a fresh filesystem with -fg, waits until the mount is
-// there and returns the running process, the mount point and the buffer
-// collecting its output. The mount and the process are cleaned up.
-func startFg(t *testing.T) (*exec.Cmd, string, *bytes.Buffer) {
+// startFg mounts a fresh filesystem with -fg and waits until it says
+// that the mount is ready (fs.Mount has returned: an unmount before that
+// is a failed mount, exit 19). It returns the running process, the mount
+// point and a function that reads the output so far (a file, which the
+// test may read while the process writes). The mount and the process are
+// cleaned up.
+func startFg(t *testing.T) (*exec.Cmd, string, func() string) {
 	t.Helper()
 	testutil.RequireFuse(t)
 	dir := initFS(t)
 	mnt := newDir(t)
+	outF, err := os.Create(filepath.Join(t.TempDir(), "output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outF.Close()
+	output := func() string {
+		b, _ := os.ReadFile(outF.Name())
+		return string(b)
+	}
 	cmd := exec.Command(gocryptfsBin, "-fg", "-extpass", "echo test", dir, mnt)
-	out := new(bytes.Buffer)
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = outF, outF
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -218,22 +228,23 @@ func startFg(t *testing.T) (*exec.Cmd, string, *bytes.Buffer) {
 		testutil.UnmountDir(t, mnt)
 		cmd.Process.Kill()
 	})
-	if !testutil.WaitFor(10*time.Second, func() bool { return testutil.IsMounted(mnt) }) {
-		t.Fatal("not mounted")
+	ready := func() bool { return strings.Contains(output(), "Filesystem mounted and ready.") }
+	if !testutil.WaitFor(10*time.Second, ready) || !testutil.IsMounted(mnt) {
+		t.Fatalf("not mounted; output:\n%s", output())
 	}
-	return cmd, mnt, out
+	return cmd, mnt, output
 }
 
 // TestForegroundSignal: a -fg mount unmounts on SIGTERM/SIGINT and exits 15.
 func TestForegroundSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd, mnt, out := startFg(t)
+			cmd, mnt, output := startFg(t)
 			cmd.Process.Signal(sig)
 			err := testutil.WaitExit(cmd, 20*time.Second)
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != 15 {
-				t.Fatalf("exit status %v, want 15; output:\n%s", err, out.String())
+				t.Fatalf("exit status %v, want 15; output:\n%s", err, output())
 			}
 			if testutil.IsMounted(mnt) {
 				t.Error("still mounted after the signal")
@@ -262,11 +273,11 @@ func TestIdle(t *testing.T) {
 
 // TestFgExternalUnmount: a -fg mount exits 0 when unmounted from outside.
 func TestFgExternalUnmount(t *testing.T) {
-	cmd, mnt, out := startFg(t)
+	cmd, mnt, output := startFg(t)
 	if out, err := exec.Command("fusermount3", "-u", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
 	if err := testutil.WaitExit(cmd, 20*time.Second); err != nil {
-		t.Fatalf("exit status %v, want 0; output:\n%s", err, out.String())
+		t.Fatalf("exit status %v, want 0; output:\n%s", err, output())
 	}
 }
