@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/syscallcompat"
 )
 
 // ReadAt reads len(dst) plaintext bytes starting at off, implementing
@@ -65,7 +66,7 @@ func (f *File) readChunk(dst []byte, off uint64, logCorrupt bool) (int, error) {
 	cbuf := f.ce.GetCBuf()
 	defer f.ce.PutCBuf(cbuf)
 	c := (*cbuf)[:count*f.cbs]
-	m, err := preadFull(f.fd, c, int64(cOff))
+	m, err := syscallcompat.PreadFull(f.fd, c, int64(cOff))
 	if err != nil {
 		return 0, opError("pread", err)
 	}
@@ -109,7 +110,7 @@ func (f *File) fileID(logCorrupt bool) ([contentenc.FileIDLen]byte, error) {
 		return id, nil
 	}
 	var buf [contentenc.HeaderLen]byte
-	n, err := preadFull(f.fd, buf[:], 0)
+	n, err := syscallcompat.PreadFull(f.fd, buf[:], 0)
 	if err != nil {
 		return [contentenc.FileIDLen]byte{}, opError("pread header", err)
 	}

@@ -11,28 +11,6 @@ import (
 // slow calls on network and FUSE backing stores).
 const maxEINTR = 100
 
-// preadFull reads into buf at off until buf is full or end of file. A short
-// count with a nil error means end of file was reached.
-func preadFull(fd int, buf []byte, off int64) (int, error) {
-	done := 0
-	eintr := 0
-	for done < len(buf) {
-		n, err := unix.Pread(fd, buf[done:], off+int64(done))
-		if err == syscall.EINTR && eintr < maxEINTR {
-			eintr++
-			continue
-		}
-		if err != nil {
-			return done, err
-		}
-		if n == 0 {
-			break
-		}
-		done += n
-	}
-	return done, nil
-}
-
 // pwriteFull writes all of buf at off. A short write without an error from
 // the kernel (which happens when the disk fills up mid-way) is retried for
 // the remainder so that the real error, usually ENOSPC, surfaces.

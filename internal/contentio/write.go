@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/syscallcompat"
 )
 
 // zeroBlock is a read-only source of zero bytes for padding and for the
@@ -186,7 +187,7 @@ func oldLen(ps, blockNo uint64) uint64 {
 // the file appends nothing.
 func (f *File) readBlock(dst []byte, blockNo uint64, id [contentenc.FileIDLen]byte, scratch []byte) ([]byte, error) {
 	c := scratch[:f.cbs]
-	m, err := preadFull(f.fd, c, int64(f.ce.BlockNoToCipherOff(blockNo)))
+	m, err := syscallcompat.PreadFull(f.fd, c, int64(f.ce.BlockNoToCipherOff(blockNo)))
 	if err != nil {
 		return dst, opError("pread", err)
 	}

@@ -55,7 +55,7 @@ func (f *fileHandle) Read(ctx context.Context, dest []byte, off int64) (res fuse
 	var n int
 	var err error
 	if f.raw {
-		n, err = preadFull(f.fd, dest, off)
+		n, err = syscallcompat.PreadFull(f.fd, dest, off)
 	} else {
 		n, err = f.readCipher(dest, uint64(off))
 	}
@@ -105,7 +105,7 @@ func (f *fileHandle) readChunk(dest []byte, off uint64) (n int, eof bool, err er
 	defer ce.PutCBuf(cbuf)
 
 	plain := (*pbuf)[:count*contentenc.DefaultBS]
-	pn, err := preadFull(f.fd, plain, int64(first*contentenc.DefaultBS))
+	pn, err := syscallcompat.PreadFull(f.fd, plain, int64(first*contentenc.DefaultBS))
 	if err != nil {
 		return 0, false, err
 	}
@@ -156,25 +156,4 @@ func (f *fileHandle) Release(ctx context.Context) (errno syscall.Errno) {
 	syscallcompat.Close(f.fd)
 	f.rn.enter("Release")
 	return 0
-}
-
-// preadFull reads into buf at off until buf is full or end of file; a short
-// count with a nil error means end of file.
-func preadFull(fd int, buf []byte, off int64) (int, error) {
-	done, eintr := 0, 0
-	for done < len(buf) {
-		n, err := unix.Pread(fd, buf[done:], off+int64(done))
-		if err == syscall.EINTR && eintr < 100 {
-			eintr++
-			continue
-		}
-		if err != nil {
-			return done, err
-		}
-		if n == 0 {
-			break
-		}
-		done += n
-	}
-	return done, nil
 }

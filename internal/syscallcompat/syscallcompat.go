@@ -35,6 +35,28 @@ func Retry(fn func() error) error {
 	return err
 }
 
+// PreadFull reads into buf at off until buf is full or end of file; a
+// short count with a nil error means end of file was reached. EINTR is
+// retried (boundedly) so a signal cannot turn into a spurious short read.
+func PreadFull(fd int, buf []byte, off int64) (int, error) {
+	done, eintr := 0, 0
+	for done < len(buf) {
+		n, err := unix.Pread(fd, buf[done:], off+int64(done))
+		if err == syscall.EINTR && eintr < maxEINTR {
+			eintr++
+			continue
+		}
+		if err != nil {
+			return done, err
+		}
+		if n == 0 {
+			break
+		}
+		done += n
+	}
+	return done, nil
+}
+
 // RetryInt is Retry for calls that also return an int (fds, byte counts).
 func RetryInt(fn func() (int, error)) (int, error) {
 	var n int
