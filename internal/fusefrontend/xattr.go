@@ -75,13 +75,7 @@ func (n *Node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 	if err != nil {
 		return 0, n.toErrno("Getxattr", err)
 	}
-	if len(dest) == 0 {
-		return uint32(len(val)), 0
-	}
-	if len(dest) < len(val) {
-		return uint32(len(val)), syscall.ERANGE
-	}
-	return uint32(copy(dest, val)), 0
+	return fuseutil.XattrResult(dest, val)
 }
 
 var _ = (fs.NodeSetxattrer)((*Node)(nil))
@@ -167,11 +161,5 @@ func (n *Node) Listxattr(ctx context.Context, dest []byte) (size uint32, errno s
 	if err != nil {
 		return 0, n.toErrno("Listxattr", err)
 	}
-	if len(dest) == 0 {
-		return uint32(len(buf)), 0
-	}
-	if len(dest) < len(buf) {
-		return uint32(len(buf)), syscall.ERANGE
-	}
-	return uint32(copy(dest, buf)), 0
+	return fuseutil.XattrResult(dest, buf)
 }

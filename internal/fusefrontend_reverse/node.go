@@ -423,10 +423,7 @@ func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 			return 0, rn.errno("Getxattr", err)
 		}
 	}
-	if len(dest) < len(val) {
-		return uint32(len(val)), syscall.ERANGE
-	}
-	return uint32(copy(dest, val)), 0
+	return fuseutil.XattrResult(dest, val)
 }
 
 // Listxattr lists the encrypted names of the plaintext attributes.
@@ -460,10 +457,7 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (size uint32, errno s
 		buf = append(buf, enc...)
 		buf = append(buf, 0)
 	}
-	if len(dest) < len(buf) {
-		return uint32(len(buf)), syscall.ERANGE
-	}
-	return uint32(copy(dest, buf)), 0
+	return fuseutil.XattrResult(dest, buf)
 }
 
 // Statfs passes through the statistics of the plaintext filesystem.

@@ -83,3 +83,15 @@ func StatfsFromUnix(st *unix.Statfs_t, out *fuse.StatfsOut) {
 	out.NameLen = uint32(st.Namelen)
 	out.Frsize = uint32(st.Frsize)
 }
+
+// XattrResult answers a getxattr or listxattr request whose result is val:
+// the bytes copied into dest, or ERANGE with the needed size when dest is
+// too small. go-fuse turns that ERANGE into the size answer when the caller
+// only asked for the size (dest empty), so both frontends share this one
+// rule.
+func XattrResult(dest, val []byte) (uint32, syscall.Errno) {
+	if len(dest) < len(val) {
+		return uint32(len(val)), syscall.ERANGE
+	}
+	return uint32(copy(dest, val)), 0
+}

@@ -80,3 +80,27 @@ func TestReadResults(t *testing.T) {
 		t.Errorf("%.1f allocations per result", n)
 	}
 }
+
+func TestXattrResult(t *testing.T) {
+	cases := []struct {
+		name      string
+		dest, val []byte
+		wantN     uint32
+		wantErrno syscall.Errno
+	}{
+		{"fits", make([]byte, 8), []byte("abc"), 3, 0},
+		{"exact", make([]byte, 3), []byte("abc"), 3, 0},
+		{"too small", make([]byte, 2), []byte("abc"), 3, syscall.ERANGE},
+		{"size query", nil, []byte("abc"), 3, syscall.ERANGE},
+		{"empty value", nil, nil, 0, 0},
+	}
+	for _, c := range cases {
+		n, errno := XattrResult(c.dest, c.val)
+		if n != c.wantN || errno != c.wantErrno {
+			t.Errorf("%s: got (%d, %v), want (%d, %v)", c.name, n, errno, c.wantN, c.wantErrno)
+		}
+		if errno == 0 && string(c.dest[:n]) != string(c.val) {
+			t.Errorf("%s: copied %q", c.name, c.dest[:n])
+		}
+	}
+}

@@ -10,6 +10,7 @@
 package syscallcompat
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"strconv"
@@ -431,7 +432,7 @@ func parseDirents(buf []byte, out []DirEntry) ([]DirEntry, error) {
 		}
 		typ := buf[18]
 		name := buf[19:reclen]
-		if i := indexByte(name, 0); i >= 0 {
+		if i := bytes.IndexByte(name, 0); i >= 0 {
 			name = name[:i]
 		}
 		buf = buf[reclen:]
@@ -440,15 +441,6 @@ func parseDirents(buf []byte, out []DirEntry) ([]DirEntry, error) {
 		}
 	}
 	return out, nil
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
-		}
-	}
-	return -1
 }
 
 func dtToMode(dt uint8) uint32 {
