@@ -153,3 +153,71 @@ func TestChecker(t *testing.T) {
 		t.Errorf("roff not understood: %q", p)
 	}
 }
+
+// citation matches a reference to a section of docs/format.md or
+// docs/cli.md in a comment ("docs/format.md 4.5", "docs/cli.md section 3",
+// "docs/format.md TV-14", "docs/format.md 6.2, 6.3, 6.7").
+var citation = regexp.MustCompile(`docs/(format|cli)\.md,?\s+(?:sections?\s+)?((?:\d+(?:\.\d+)?|TV-\d+)(?:(?:, |/|-| and )(?:\d+(?:\.\d+)?|TV-\d+))*)`)
+
+// sectionNumber splits the section list of a citation.
+var sectionNumber = regexp.MustCompile(`TV-\d+|\d+(?:\.\d+)?`)
+
+// heading matches a numbered heading of the docs: "## 6. File names",
+// "### 6.6 Long names", "### TV-14 Reverse mode".
+var heading = regexp.MustCompile(`(?m)^#{2,3} (TV-\d+|\d+(?:\.\d+)?)\.? `)
+
+// commentBreak joins comment lines, so that a citation wrapped after the
+// file name is still seen whole.
+var commentBreak = regexp.MustCompile(`\n\s*//\s*`)
+
+// Every section that a comment or README cites exists in the cited file,
+// so renumbering a section cannot leave stale references behind.
+func TestCitedSectionsExist(t *testing.T) {
+	root, err := testutil.ProjectRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]map[string]bool{}
+	for _, doc := range []string{"format", "cli"} {
+		sections[doc] = map[string]bool{}
+		for _, m := range heading.FindAllStringSubmatch(readDoc(t, "docs/"+doc+".md"), -1) {
+			sections[doc][m[1]] = true
+		}
+	}
+	if len(sections["format"]) < 50 || len(sections["cli"]) < 20 {
+		t.Fatalf("too few headings found: %d in format.md, %d in cli.md", len(sections["format"]), len(sections["cli"]))
+	}
+	cited := 0
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !(strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".md") || strings.HasSuffix(p, ".bash")) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		for _, m := range citation.FindAllStringSubmatch(commentBreak.ReplaceAllString(string(b), " "), -1) {
+			for _, s := range sectionNumber.FindAllString(m[2], -1) {
+				cited++
+				if !sections[m[1]][s] {
+					t.Errorf("%s cites docs/%s.md section %s, which does not exist (%q)", rel, m[1], s, m[0])
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d section citations checked", cited)
+	if cited < 100 {
+		t.Errorf("only %d citations found; is the pattern still right?", cited)
+	}
+}
