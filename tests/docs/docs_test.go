@@ -221,3 +221,50 @@ func TestCitedSectionsExist(t *testing.T) {
 		t.Errorf("only %d citations found; is the pattern still right?", cited)
 	}
 }
+
+// install.bash puts both binaries and both man pages where PREFIX and
+// DESTDIR say. It runs on a copy of the script with stand-in binaries, so
+// the test writes nothing into the source tree.
+func TestInstallScript(t *testing.T) {
+	root, err := testutil.ProjectRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	copyFile := func(from, to string, mode os.FileMode) {
+		t.Helper()
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(filepath.Join(root, "install.bash"), filepath.Join(src, "install.bash"), 0o755)
+	for _, m := range []string{"gocryptfs.1", "gocryptfs-xray.1"} {
+		copyFile(filepath.Join(root, "docs", "man", m), filepath.Join(src, "docs", "man", m), 0o600)
+	}
+	copyFile(gocryptfsBin, filepath.Join(src, "gocryptfs"), 0o700)
+	copyFile(xrayBin, filepath.Join(src, "gocryptfs-xray", "gocryptfs-xray"), 0o700)
+
+	dest := t.TempDir()
+	r := testutil.Run(t, testutil.RunOptions{Env: []string{"DESTDIR=" + dest, "PREFIX=/opt/gcfs"}}, filepath.Join(src, "install.bash"))
+	testutil.Expect(t, r, 0)
+	for p, mode := range map[string]os.FileMode{
+		"bin/gocryptfs":                   0o755,
+		"bin/gocryptfs-xray":              0o755,
+		"share/man/man1/gocryptfs.1":      0o644,
+		"share/man/man1/gocryptfs-xray.1": 0o644,
+	} {
+		st, err := os.Stat(filepath.Join(dest, "opt", "gcfs", p))
+		if err != nil {
+			t.Errorf("%s not installed: %v", p, err)
+		} else if st.Mode().Perm() != mode {
+			t.Errorf("%s has mode %o, want %o", p, st.Mode().Perm(), mode)
+		}
+	}
+}
