@@ -45,6 +45,7 @@ type argContainer struct {
 	acl, nonempty, kernelCache     bool
 	sharedstorage, serializeReads  bool
 	noprealloc, noxattr            bool
+	noWriteCache                   bool
 	idle                           time.Duration
 	badname                        []string
 	ctlsock                        string
@@ -223,6 +224,7 @@ func newFlagSet(a *argContainer) *flagSet {
 	b(&a.serializeReads, "Serialize read operations", "serialize_reads")
 	b(&a.noprealloc, "Disable preallocation before writing", "noprealloc")
 	b(&a.noxattr, "Disable extended attribute operations", "noxattr")
+	b(&a.noWriteCache, "Disable the kernel's writeback cache (off anyway with -sharedstorage)", "nowritecache")
 	fs.add(kindDuration, &a.idle, "duration", "Auto-unmount after specified idle duration (ignored in reverse mode); 0 means never", "idle", "i")
 	l(&a.badname, "GLOB", "Glob pattern of invalid file names that should be shown (repeatable)", "badname")
 	s(&a.ctlsock, "PATH", "Create control socket at specified path", "ctlsock")

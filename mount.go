@@ -255,6 +255,7 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 		NoXattr:            a.noxattr,
 		KernelCache:        a.kernelCache,
 		ReadOnly:           readOnly,
+		Writeback:          mountopts.Writeback(mountParams(a, readOnly)),
 		Logger:             e.log,
 	}, nt, ce)
 	if err != nil {
@@ -310,6 +311,7 @@ func mountParams(a *argContainer, readOnly bool) mountopts.Params {
 		SerializeReads: a.serializeReads,
 		ACL:            a.acl,
 		Debug:          a.fusedebug,
+		NoWriteCache:   a.noWriteCache,
 	}
 }
 

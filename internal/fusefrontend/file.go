@@ -17,8 +17,12 @@ import (
 )
 
 // file is an open file handle: a contentio.File on a backing fd that is
-// always readable (writes are read-modify-write), plus the O_APPEND flag,
-// which is emulated because the backing fd must not carry it.
+// always readable (writes are read-modify-write; with the writeback cache
+// the kernel also reads pages through write-only handles), plus the
+// O_APPEND flag, which is emulated because the backing fd must not carry
+// it. With the writeback cache appendMode stays false: the kernel places
+// appends itself, and its page-cache flushes may use an O_APPEND handle
+// for data that belongs anywhere in the file.
 type file struct {
 	cf         *contentio.File
 	appendMode bool
@@ -76,7 +80,7 @@ func (rn *RootNode) newFile(fd int, flags uint32) (*file, error) {
 		return nil, err
 	}
 	rn.openFiles.Add(1)
-	return &file{cf: cf, appendMode: flags&syscall.O_APPEND != 0}, nil
+	return &file{cf: cf, appendMode: flags&syscall.O_APPEND != 0 && !rn.args.Writeback}, nil
 }
 
 func (rn *RootNode) openFlags() uint32 {
@@ -354,6 +358,15 @@ func (n *Node) Lseek(ctx context.Context, fh fs.FileHandle, off uint64, whence u
 	f, ok := fh.(*file)
 	if !ok {
 		return 0, syscall.EBADF
+	}
+	if rn.args.Writeback {
+		// The kernel does not write dirty pages back before asking (and
+		// holds no lock against it), so data that is only in the page
+		// cache would be reported as a hole. Invalidating the range
+		// writes dirty pages back first (launder) and then drops them.
+		if errno := n.NotifyContent(int64(off), 0); errno != 0 && errno != syscall.ENOENT {
+			return 0, errno
+		}
 	}
 	var err error
 	switch whence {

@@ -27,6 +27,7 @@ type testConfig struct {
 	badname        []string
 	args           Args // CipherDir, names flags and Logger are filled in
 	timeouts       bool // 1 s entry/attr timeouts like a real mount
+	writeback      bool // with timeouts: the kernel's writeback cache, as the binary mounts
 	masterKey      []byte
 	noHKDF         bool
 }
@@ -87,20 +88,26 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 	args.PlaintextNames = cfg.plaintextNames
 	args.DeterministicNames = cfg.deterministic
 	args.Logger = logs.Logger(slog.LevelDebug)
-	rn, err := NewRootNode(args, nt, ce)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The options of the binary (package mountopts). Without cfg.timeouts
 	// the kernel caches nothing, as with -sharedstorage, so that tests may
 	// change CIPHERDIR behind the mount's back.
-	opts := mountopts.Build(mountopts.Params{
+	params := mountopts.Params{
 		CipherDir:     cipherDir,
 		ReadOnly:      args.ReadOnly,
 		AllowOther:    args.AllowOther,
 		SharedStorage: args.SharedStorage || !cfg.timeouts,
+		NoWriteCache:  !cfg.writeback,
 		Debug:         os.Getenv("FUSE_DEBUG") != "",
-	})
+	}
+	args.Writeback = mountopts.Writeback(params)
+	if cfg.writeback && !args.Writeback {
+		t.Fatal("testConfig: writeback needs timeouts and a read-write mount")
+	}
+	rn, err := NewRootNode(args, nt, ce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := mountopts.Build(params)
 	if mo != nil {
 		mo(&opts.MountOptions)
 	}

@@ -29,6 +29,7 @@ var variants = []struct {
 	{"deterministic", testConfig{deterministic: true}},
 	{"longnamemax62", testConfig{longNameMax: 62, padded64: true}},
 	{"timeouts", testConfig{timeouts: true}},
+	{"writeback", testConfig{timeouts: true, writeback: true}},
 	{"sharedstorage-kernelcache-noprealloc", testConfig{args: Args{SharedStorage: true, KernelCache: true, NoPrealloc: true}}},
 }
 

@@ -15,7 +15,9 @@ import (
 // directory that was replaced by rename; a known limitation of go-fuse's
 // path-based nodes, go-fuse issue 55), Tmpfile (O_TMPFILE is not
 // implemented: EOPNOTSUPP) and XAttrLarge (the backing ext4 cannot store
-// such large values; encryption adds 32..40 bytes to each).
+// such large values; encryption adds 32..40 bytes to each). The suite runs
+// once without kernel caching and once as the binary mounts by default,
+// with the writeback cache.
 func TestPosix(t *testing.T) {
 	testutil.RequireFuse(t)
 	names := make([]string, 0, len(posixtest.All))
@@ -23,11 +25,21 @@ func TestPosix(t *testing.T) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	for _, name := range names {
-		fn := posixtest.All[name]
-		t.Run(name, func(t *testing.T) {
-			tf := mountFS(t, testConfig{})
-			fn(t, tf.mnt)
+	for _, v := range []struct {
+		name string
+		cfg  testConfig
+	}{
+		{"nocache", testConfig{}},
+		{"writeback", testConfig{timeouts: true, writeback: true}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			for _, name := range names {
+				fn := posixtest.All[name]
+				t.Run(name, func(t *testing.T) {
+					tf := mountFS(t, v.cfg)
+					fn(t, tf.mnt)
+				})
+			}
 		})
 	}
 }

@@ -48,6 +48,7 @@ func TestRandomDifferential(t *testing.T) {
 		{"gcm", testConfig{}},
 		{"xchacha-longnamemax62", testConfig{cipher: cryptocore.XChaCha20Poly1305, longNameMax: 62}},
 		{"siv-plaintextnames", testConfig{cipher: cryptocore.AESSIV, plaintextNames: true}},
+		{"gcm-writeback", testConfig{timeouts: true, writeback: true}},
 	}
 	for i, c := range cfgs {
 		t.Run(c.name, func(t *testing.T) {

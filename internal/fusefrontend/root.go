@@ -78,6 +78,12 @@ type Args struct {
 	KernelCache bool
 	// ReadOnly refuses every modification with EROFS.
 	ReadOnly bool
+	// Writeback tells that the mount runs with the kernel's writeback
+	// cache (mountopts.Writeback). The kernel then computes the offset of
+	// O_APPEND writes itself (from its own, authoritative file size) and
+	// flushes dirty pages through any writable handle, also an O_APPEND
+	// one, so WRITE offsets are taken as they come.
+	Writeback bool
 	// Logger receives warnings and errors; nil discards them.
 	Logger *slog.Logger
 }

@@ -51,6 +51,21 @@ type Params struct {
 	ACL bool
 	// Debug enables go-fuse's own request trace (-fusedebug).
 	Debug bool
+	// NoWriteCache turns off the kernel's writeback cache (-nowritecache).
+	NoWriteCache bool
+}
+
+// Writeback reports whether the mount asks for the kernel's writeback
+// cache (CAP_WRITEBACK_CACHE): the kernel then keeps written data in the
+// page cache, merges small writes into large WRITE requests and keeps file
+// size and mtime itself. It trusts its cached size over what the
+// filesystem reports, so it is off whenever someone else may change
+// CIPHERDIR (-sharedstorage) and where nothing is written (read-only,
+// reverse). The frontend must know (fusefrontend.Args.Writeback): the
+// kernel then computes O_APPEND offsets itself and writes back through
+// any writable handle.
+func Writeback(p Params) bool {
+	return !p.NoWriteCache && !p.SharedStorage && !p.ReadOnly && !p.Reverse
 }
 
 // KernelOptions returns the -o items handed to fusermount.
@@ -108,16 +123,21 @@ func Build(p Params) *fs.Options {
 	if fsname == "" {
 		fsname = p.CipherDir
 	}
+	var caps uint64
+	if Writeback(p) {
+		caps |= fuse.CAP_WRITEBACK_CACHE
+	}
 	return &fs.Options{
 		MountOptions: fuse.MountOptions{
-			AllowOther: p.AllowOther,
-			Options:    KernelOptions(p),
-			MaxWrite:   MaxWrite,
-			FsName:     fsname,
-			Name:       FsType(p.Reverse),
-			Debug:      p.Debug,
-			SyncRead:   p.SerializeReads,
-			EnableAcl:  p.ACL,
+			ExtraCapabilities: caps,
+			AllowOther:        p.AllowOther,
+			Options:           KernelOptions(p),
+			MaxWrite:          MaxWrite,
+			FsName:            fsname,
+			Name:              FsType(p.Reverse),
+			Debug:             p.Debug,
+			SyncRead:          p.SerializeReads,
+			EnableAcl:         p.ACL,
 			// Application fcntl and flock locks are forwarded to the
 			// backing ciphertext files (the forward frontend takes them
 			// as open-file-description locks on the backing fd), so that

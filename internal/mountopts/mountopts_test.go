@@ -3,6 +3,8 @@ package mountopts
 import (
 	"strings"
 	"testing"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
 // TestBuild: the options every mount (binary and FUSE tests) gets. Splice
@@ -49,6 +51,31 @@ func TestKernelOptions(t *testing.T) {
 	for _, c := range cases {
 		if got := strings.Join(KernelOptions(c.p), ","); got != c.want {
 			t.Errorf("%+v: got %q, want %q", c.p, got, c.want)
+		}
+	}
+}
+
+// TestWriteback: the writeback cache is on for a normal read-write mount
+// and off wherever the kernel's cached size could be wrong or nothing is
+// written.
+func TestWriteback(t *testing.T) {
+	cases := []struct {
+		p    Params
+		want bool
+	}{
+		{Params{}, true},
+		{Params{NoWriteCache: true}, false},
+		{Params{SharedStorage: true}, false},
+		{Params{ReadOnly: true}, false},
+		{Params{Reverse: true, ReadOnly: true}, false},
+	}
+	for _, c := range cases {
+		if got := Writeback(c.p); got != c.want {
+			t.Errorf("%+v: Writeback %v, want %v", c.p, got, c.want)
+		}
+		got := Build(c.p).ExtraCapabilities&fuse.CAP_WRITEBACK_CACHE != 0
+		if got != c.want {
+			t.Errorf("%+v: CAP_WRITEBACK_CACHE %v, want %v", c.p, got, c.want)
 		}
 	}
 }
