@@ -295,4 +295,3 @@ func TestWritebackMtime(t *testing.T) {
 		t.Fatalf("CIPHERDIR: mtime %v size %d, want %v and 5", st.Mtim, st.Size, ts[1])
 	}
 }
-
