@@ -24,6 +24,8 @@ import (
 type argContainer struct {
 	// Actions.
 	init, passwd, info, fsck, speed, version, help, hh bool
+	// Modifiers of -fsck.
+	repair, json bool
 
 	// Filesystem creation options.
 	aessiv, xchacha, plaintextnames, deterministicNames bool
@@ -180,6 +182,8 @@ func newFlagSet(a *argContainer) *flagSet {
 	b(&a.passwd, "Change password", "passwd")
 	b(&a.info, "Display information about CIPHERDIR", "info")
 	b(&a.fsck, "Run a filesystem check on CIPHERDIR", "fsck")
+	b(&a.repair, "With -fsck: repair what is found (quarantine + lost+found, never deletes)", "repair")
+	b(&a.json, "With -fsck: one JSON object per finding and action, then a summary", "json")
 	b(&a.speed, "Run crypto speed test", "speed")
 	b(&a.version, "Print version and exit", "version")
 	b(&a.help, "Short help text", "help")
@@ -446,6 +450,9 @@ func (a *argContainer) validate(log *slog.Logger) error {
 	}
 	if a.fsck && a.reverse {
 		return usage("-fsck is not supported in reverse mode")
+	}
+	if (a.repair || a.json) && !a.fsck {
+		return usage("-repair and -json only work with -fsck")
 	}
 
 	// Forbidden combinations (CLI.md 3.4).

@@ -61,6 +61,10 @@ const (
 	// Skipped: an entry that could not be checked for lack of permission.
 	// It is not counted as corrupt.
 	Skipped
+	// OrphanLongName: a long-name companion ".name" file whose hashed
+	// entry does not exist (left by an interrupted create or delete, or by
+	// a sync tool). A mount ignores it; -fsck -repair quarantines it.
+	OrphanLongName
 )
 
 // Problem is one finding. Its String method gives the line -fsck prints.
@@ -73,8 +77,10 @@ type Problem struct {
 	// CipherPath is the path of the affected backing entry relative to
 	// CIPHERDIR.
 	CipherPath string
-	// Name is the ciphertext name (CorruptName), or the stored or
-	// decrypted xattr name (XattrNameError, XattrValueError).
+	// Name is the ciphertext name (CorruptName, OrphanLongName), the stored
+	// or decrypted xattr name (XattrNameError, XattrValueError), or
+	// gocryptfs.diriv for a DirError caused by a missing or invalid
+	// directory IV (as opposed to a directory that cannot be listed).
 	Name string
 	// Ino is the backing inode number of a file (FileError).
 	Ino uint64
@@ -107,6 +113,8 @@ func (p Problem) String() string {
 		return fmt.Sprintf("fsck: error reading xattr %q from %q: %v", p.Name, p.Path, p.Err)
 	case Skipped:
 		return fmt.Sprintf("fsck: skipping %q: %v", p.Path, p.Err)
+	case OrphanLongName:
+		return fmt.Sprintf("fsck: orphan long name file in dir %q: %q", p.Path, p.Name)
 	}
 	return fmt.Sprintf("fsck: problem %d with %q: %v", int(p.Kind), p.Path, p.Err)
 }
@@ -254,7 +262,11 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 	if c.nt.UsesDirIV() {
 		var err error
 		if iv, err = nametransform.ReadDirIVAt(fd); err != nil {
-			c.problem(DirError, plainDir, cipherDir, err)
+			if denied(err) {
+				c.problem(DirError, plainDir, cipherDir, err)
+			} else {
+				c.report(Problem{Kind: DirError, Path: plainDir, CipherPath: cipherDir, Name: nametransform.DirIVFilename, Err: err})
+			}
 			return
 		}
 	}
@@ -267,6 +279,9 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 	children := make([]child, 0, len(ents))
 	for _, e := range ents {
 		k := c.nt.Classify(e.Name, isRoot)
+		if k == nametransform.KindLongNameFile {
+			c.orphan(ents, plainDir, cipherDir, e.Name)
+		}
 		if k.Hidden() || k == nametransform.KindDot {
 			continue
 		}
@@ -293,6 +308,17 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 			return
 		}
 		c.entry(fd, join(plainDir, ch.plain), join(cipherDir, ch.cipher), ch.cipher)
+	}
+}
+
+// orphan reports the companion file name (of the sorted listing ents) if
+// its hashed entry is missing.
+func (c *checker) orphan(ents []syscallcompat.DirEntry, plainDir, cipherDir, name string) {
+	hashed := strings.TrimSuffix(name, nametransform.LongNameSuffix)
+	if _, found := slices.BinarySearchFunc(ents, hashed, func(e syscallcompat.DirEntry, n string) int {
+		return strings.Compare(e.Name, n)
+	}); !found {
+		c.report(Problem{Kind: OrphanLongName, Path: plainDir, CipherPath: join(cipherDir, name), Name: name})
 	}
 }
 
