@@ -181,6 +181,13 @@ func Repair(ctx context.Context, opts Options) (Result, error) {
 			break
 		}
 		before := r.actions
+		// Leftovers of an interrupted run inside its own lost+found come
+		// last: the fixes of the originals complete them first, which
+		// makes most of those findings stale.
+		lf := r.currentLostFound()
+		slices.SortStableFunc(probs, func(a, b fsck.Problem) int {
+			return cmpBool(inDir(a.CipherPath, lf), inDir(b.CipherPath, lf))
+		})
 		for _, p := range probs {
 			if err := ctx.Err(); err != nil {
 				return res, err
@@ -198,6 +205,43 @@ func Repair(ctx context.Context, opts Options) (Result, error) {
 		return res, fmt.Errorf("repair: %w", err)
 	}
 	return res, nil
+}
+
+// currentLostFound returns the ciphertext path of lost+found/<ts> of this
+// run, or "" if it does not exist (yet).
+func (r *repairer) currentLostFound() string {
+	if r.ts == "" {
+		return ""
+	}
+	cdir := ""
+	for _, c := range []string{LostFoundName, r.ts} {
+		iv, err := r.dirIV(cdir)
+		if err != nil {
+			return ""
+		}
+		enc, err := r.nt.EncryptName(c, iv)
+		if err != nil {
+			return ""
+		}
+		stored, _ := r.nt.HashIfLong(enc)
+		cdir = join(cdir, stored)
+	}
+	return cdir
+}
+
+// inDir reports whether the relative path p is dir or below it.
+func inDir(p, dir string) bool {
+	return dir != "" && (p == dir || strings.HasPrefix(p, dir+"/"))
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // emit hands an event to the caller.
@@ -244,6 +288,9 @@ func (r *repairer) fix(p fsck.Problem) error {
 	case fsck.OpenError, fsck.SymlinkError:
 		return r.quarantineOnly(p)
 	case fsck.OrphanLongName:
+		if r.exists(strings.TrimSuffix(p.CipherPath, nametransform.LongNameSuffix)) {
+			return nil // its entry was created meanwhile
+		}
 		return r.quarantineOnly(p)
 	case fsck.XattrNameError, fsck.XattrValueError:
 		return r.fixXattr(p)
@@ -343,7 +390,7 @@ func (r *repairer) salvageCopy(cipherRel, plainRel string) error {
 	if err != nil {
 		return err
 	}
-	return r.copyTree(r.abs(cipherRel), r.abs(dst))
+	return r.salvageTree(r.abs(cipherRel), r.abs(dst))
 }
 
 // salvageFile writes what can be decrypted of the file at cipherRel to
@@ -373,12 +420,11 @@ func (r *repairer) salvageFile(cipherRel, plainRel string, inPlace bool) (bool, 
 	if err != nil {
 		return false, nil, err
 	}
-	if err := writeFileSync(r.abs(dst), st.Mode().Perm(), func(w *os.File) error {
+	if err := r.placeFile(r.abs(dst), st.Mode().Perm(), func(w *os.File) error {
 		return writeSalvaged(r.ce, d, f, w)
 	}); err != nil {
 		return false, nil, err
 	}
-	r.step()
 	if len(ranges) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Byte ranges of %q that could not be recovered (start-end, end exclusive):\n", plainRel)
@@ -390,10 +436,9 @@ func (r *repairer) salvageFile(cipherRel, plainRel string, inPlace bool) (bool, 
 			return false, nil, err
 		}
 		ct := encryptContent(r.ce, []byte(b.String()))
-		if err := writeFileSync(r.abs(rdst), 0o600, func(w *os.File) error { _, err := w.Write(ct); return err }); err != nil {
+		if err := r.placeFile(r.abs(rdst), 0o600, func(w *os.File) error { _, err := w.Write(ct); return err }); err != nil {
 			return false, nil, err
 		}
-		r.step()
 	}
 	return true, ranges, nil
 }
@@ -408,6 +453,9 @@ func (r *repairer) fixFile(p fsck.Problem) error {
 	f.Close()
 	if err != nil {
 		return err
+	}
+	if d.Clean() {
+		return nil // rewritten meanwhile
 	}
 	if d.OnlyVersion() {
 		q, err := r.quarantineCopy(p.CipherPath)
@@ -483,10 +531,9 @@ func (r *repairer) fixXattr(p fsck.Problem) error {
 	if err := mkdirAll(filepath.Dir(r.abs(qRel))); err != nil {
 		return err
 	}
-	if err := writeFileSync(r.abs(qRel), 0o400, func(f *os.File) error { _, err := f.Write(val); return err }); err != nil {
+	if err := r.placeFile(r.abs(qRel), 0o400, func(f *os.File) error { _, err := f.Write(val); return err }); err != nil {
 		return err
 	}
-	r.step()
 	if err := syscallcompat.Fremovexattr(fd, stored); err != nil {
 		return err
 	}
@@ -527,6 +574,9 @@ func (r *repairer) listNames(cipherDir string) ([]string, error) {
 // restored and nothing moves; otherwise a new IV is written and every
 // entry named under the lost one goes to lost+found.
 func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
+	if _, err := r.dirIV(cipherDir); err == nil {
+		return nil // repaired meanwhile (e.g. created by this run)
+	}
 	names, err := r.listNames(cipherDir)
 	if err != nil {
 		return err
@@ -544,7 +594,7 @@ func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
 	}
 	defer unix.Close(dfd)
 	if iv, alt := r.bestAltIV(dfd, names, entries); iv != nil {
-		if err := r.replaceDirIV(cipherDir, dfd, iv); err != nil {
+		if err := r.replaceDirIV(cipherDir, iv); err != nil {
 			return err
 		}
 		return r.action(Event{Action: "diriv-restored", Path: plainDir, CipherPath: join(cipherDir, nametransform.DirIVFilename),
@@ -556,7 +606,7 @@ func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
 	if err := r.record(record{Op: "diriv", Dir: cipherDir, Plain: plainDir, Entries: entries}); err != nil {
 		return err
 	}
-	if err := r.replaceDirIV(cipherDir, dfd, nil); err != nil {
+	if err := r.replaceDirIV(cipherDir, nil); err != nil {
 		return err
 	}
 	if err := r.action(Event{Action: "diriv-recreated", Path: plainDir, CipherPath: join(cipherDir, nametransform.DirIVFilename)}); err != nil {
@@ -626,7 +676,7 @@ func readSmall(dfd int, name string) ([]byte, error) {
 
 // replaceDirIV quarantines an invalid gocryptfs.diriv, if any, and writes
 // iv (or a fresh random IV when iv is nil).
-func (r *repairer) replaceDirIV(cipherDir string, dfd int, iv []byte) error {
+func (r *repairer) replaceDirIV(cipherDir string, iv []byte) error {
 	rel := join(cipherDir, nametransform.DirIVFilename)
 	if r.exists(rel) {
 		if _, err := r.quarantine(rel); err != nil {
@@ -634,14 +684,9 @@ func (r *repairer) replaceDirIV(cipherDir string, dfd int, iv []byte) error {
 		}
 	}
 	if iv == nil {
-		if _, err := nametransform.WriteDirIVAt(dfd); err != nil {
-			return err
-		}
-	} else if err := writeFileSync(r.abs(rel), 0o444, func(f *os.File) error { _, err := f.Write(iv); return err }); err != nil {
-		return err
+		iv = newDirIV()
 	}
-	r.step()
-	return unix.Fsync(dfd)
+	return r.placeNewFile(r.abs(rel), 0o444, iv)
 }
 
 func join(dir, name string) string {

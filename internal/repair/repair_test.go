@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/fsck"
 	"gocryptfs/internal/nametransform"
@@ -41,113 +39,25 @@ func newTree(t *testing.T, vector string) *tree {
 
 func (tr *tree) abs(rel string) string { return filepath.Join(tr.dir, rel) }
 
-// iv returns the IV of a ciphertext directory.
-func (tr *tree) iv(cdir string) []byte {
-	if !tr.core.NT.UsesDirIV() {
-		return nil
-	}
-	fd, err := unix.Open(tr.abs(cdir), unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	if err != nil {
-		tr.t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	iv, err := nametransform.ReadDirIVAt(fd)
-	if err != nil {
-		tr.t.Fatal(err)
-	}
-	return iv
-}
-
-// cipherPath resolves a plaintext path to its ciphertext path, writing
-// long-name files when create is set.
 func (tr *tree) cipherPath(plain string, create bool) string {
-	cdir := ""
-	if plain == "" {
-		return ""
-	}
-	for _, c := range strings.Split(plain, "/") {
-		enc, err := tr.core.NT.EncryptName(c, tr.iv(cdir))
-		if err != nil {
-			tr.t.Fatal(err)
-		}
-		stored, long := tr.core.NT.HashIfLong(enc)
-		if long && create {
-			fd, err := unix.Open(tr.abs(cdir), unix.O_RDONLY|unix.O_DIRECTORY, 0)
-			if err != nil {
-				tr.t.Fatal(err)
-			}
-			err = tr.core.NT.WriteLongNameAt(fd, stored, enc)
-			unix.Close(fd)
-			if err != nil {
-				tr.t.Fatal(err)
-			}
-		}
-		cdir = filepath.Join(cdir, stored)
-	}
-	return cdir
+	tr.t.Helper()
+	return coretest.CipherPath(tr.t, tr.core, tr.dir, plain, create)
 }
 
 func (tr *tree) mkdir(plain string) string {
-	c := tr.cipherPath(plain, true)
-	if err := os.Mkdir(tr.abs(c), 0o755); err != nil {
-		tr.t.Fatal(err)
-	}
-	if tr.core.NT.UsesDirIV() {
-		fd, err := unix.Open(tr.abs(c), unix.O_RDONLY|unix.O_DIRECTORY, 0)
-		if err != nil {
-			tr.t.Fatal(err)
-		}
-		defer unix.Close(fd)
-		if _, err := nametransform.WriteDirIVAt(fd); err != nil {
-			tr.t.Fatal(err)
-		}
-	}
-	return c
+	tr.t.Helper()
+	return coretest.Mkdir(tr.t, tr.core, tr.dir, plain)
 }
 
 func (tr *tree) write(plain string, data []byte) string {
-	c := tr.cipherPath(plain, true)
-	var ct []byte
-	if len(data) > 0 {
-		h := contentenc.RandomHeader(nil)
-		ct = h.Pack()
-		for b := uint64(0); len(data) > 0; b++ {
-			n := min(len(data), contentenc.DefaultBS)
-			ct = tr.core.CE.EncryptBlock(ct, data[:n], b, h.ID[:])
-			data = data[n:]
-		}
-	}
-	if err := os.WriteFile(tr.abs(c), ct, 0o644); err != nil {
-		tr.t.Fatal(err)
-	}
-	return c
+	tr.t.Helper()
+	return coretest.WriteFile(tr.t, tr.core, tr.dir, plain, data)
 }
 
 // read decrypts the plaintext file at plain; any error fails the test.
 func (tr *tree) read(plain string) []byte {
 	tr.t.Helper()
-	ct, err := os.ReadFile(tr.abs(tr.cipherPath(plain, false)))
-	if err != nil {
-		tr.t.Fatalf("read %q: %v", plain, err)
-	}
-	if len(ct) == 0 {
-		return []byte{}
-	}
-	h, err := contentenc.ParseHeader(ct[:contentenc.HeaderLen])
-	if err != nil {
-		tr.t.Fatalf("read %q: %v", plain, err)
-	}
-	ct = ct[contentenc.HeaderLen:]
-	var out []byte
-	for b := uint64(0); len(ct) > 0; b++ {
-		n := min(len(ct), tr.core.CE.CipherBS())
-		out, err = tr.core.CE.DecryptBlock(out, ct[:n], b, h.ID[:])
-		if err != nil {
-			tr.t.Fatalf("read %q: %v", plain, err)
-		}
-		ct = ct[n:]
-	}
-	return out
+	return coretest.DecryptFile(tr.t, tr.core.CE, tr.abs(tr.cipherPath(plain, false)))
 }
 
 // snapshot records the content of every regular file and symlink.

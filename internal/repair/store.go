@@ -3,6 +3,9 @@ package repair
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -100,6 +103,68 @@ func writeFileSync(path string, mode os.FileMode, fill func(f *os.File) error) e
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return fsyncDir(filepath.Dir(path))
+}
+
+// tmpPath returns a scratch path in the quarantine for the final path
+// dst (absolute): the same for every attempt, so that a rerun continues
+// where a crash stopped, and on the same filesystem, so that rename
+// moves it into place atomically. Nothing under a final name is ever
+// half written.
+func (r *repairer) tmpPath(dst string) (string, error) {
+	dir := filepath.Join(r.quarantineRoot(), r.ts+".tmp")
+	if err := mkdirAll(dir); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(dst))
+	return filepath.Join(dir, hex.EncodeToString(sum[:12])), nil
+}
+
+// placeFile writes a file under its scratch path and renames it to dst
+// (absolute), replacing an earlier complete copy of ours, if any.
+func (r *repairer) placeFile(dst string, mode os.FileMode, fill func(f *os.File) error) error {
+	tmp, err := r.tmpPath(dst)
+	if err != nil {
+		return err
+	}
+	if err := writeFileSync(tmp, mode, fill); err != nil {
+		return err
+	}
+	r.step()
+	if err := os.Rename(tmp, dst); err != nil {
+		return err
+	}
+	r.step()
+	if err := fsyncDir(filepath.Dir(tmp)); err != nil {
+		return err
+	}
+	return fsyncDir(filepath.Dir(dst))
+}
+
+// placeNewFile is placeFile for a file that must not exist yet (a
+// directory IV): an existing one is left alone and reported as EEXIST.
+func (r *repairer) placeNewFile(dst string, mode os.FileMode, data []byte) error {
+	tmp, err := r.tmpPath(dst)
+	if err != nil {
+		return err
+	}
+	if err := writeFileSync(tmp, mode, func(f *os.File) error { _, err := f.Write(data); return err }); err != nil {
+		return err
+	}
+	r.step()
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
+		return fmt.Errorf("place %s: %w", dst, err)
+	}
+	r.step()
+	return fsyncDir(filepath.Dir(dst))
+}
+
+// newDirIV returns 16 random bytes, never all zero.
+func newDirIV() []byte {
+	iv := make([]byte, nametransform.DirIVLen)
+	for allZero(iv) {
+		rand.Read(iv)
+	}
+	return iv
 }
 
 // quarantineRoot is the absolute path of gocryptfs.quarantine.
@@ -209,6 +274,8 @@ func (r *repairer) finish() error {
 	if r.journal == nil {
 		return nil
 	}
+	// The scratch directory is empty after a complete run; only ours.
+	os.Remove(filepath.Join(r.quarantineRoot(), r.ts+".tmp"))
 	err := r.record(record{Op: "done"})
 	if cerr := r.journal.Close(); err == nil {
 		err = cerr
@@ -309,20 +376,52 @@ func (r *repairer) lfDir(plainDir string) (string, []byte, error) {
 			return "", nil, err
 		}
 		cdir = filepath.Join(cdir, stored)
-		p := r.abs(cdir)
-		if err := os.Mkdir(p, 0o700); err == nil {
-			r.step()
-			if err := fsyncDir(filepath.Dir(p)); err != nil {
-				return "", nil, err
-			}
-		} else if !errors.Is(err, fs.ErrExist) {
+		if err := r.placeDir(r.abs(cdir)); err != nil {
 			return "", nil, err
 		}
-		if iv, err = r.ensureDirIV(cdir); err != nil {
+		if iv, err = r.dirIV(cdir); err != nil {
 			return "", nil, err
 		}
 	}
 	return cdir, iv, nil
+}
+
+// placeDir creates the encrypted directory dst (absolute) unless it
+// exists: prepared with its IV under a scratch path, then renamed into
+// place, so that it never exists without its IV.
+func (r *repairer) placeDir(dst string) error {
+	if st, err := os.Lstat(dst); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%s: not a directory", dst)
+		}
+		return nil
+	}
+	tmp, err := r.tmpPath(dst)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(tmp, 0o700); err == nil {
+		r.step()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if r.nt.UsesDirIV() {
+		ivPath := filepath.Join(tmp, nametransform.DirIVFilename)
+		if _, err := os.Lstat(ivPath); err != nil {
+			if err := writeFileSync(ivPath, 0o444, func(f *os.File) error { _, err := f.Write(newDirIV()); return err }); err != nil {
+				return err
+			}
+			r.step()
+		}
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
+		return fmt.Errorf("place %s: %w", dst, err)
+	}
+	r.step()
+	if err := fsyncDir(filepath.Dir(tmp)); err != nil {
+		return err
+	}
+	return fsyncDir(filepath.Dir(dst))
 }
 
 // dirIV reads the IV of a ciphertext directory (nil without directory IVs).
@@ -336,29 +435,6 @@ func (r *repairer) dirIV(cipherDir string) ([]byte, error) {
 	}
 	defer unix.Close(fd)
 	return nametransform.ReadDirIVAt(fd)
-}
-
-// ensureDirIV returns the IV of a directory lost+found created, writing
-// it if a crash came between mkdir and the IV.
-func (r *repairer) ensureDirIV(cipherDir string) ([]byte, error) {
-	if !r.nt.UsesDirIV() {
-		return nil, nil
-	}
-	iv, err := r.dirIV(cipherDir)
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return iv, err
-	}
-	fd, err := unix.Open(r.abs(cipherDir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	iv, err = nametransform.WriteDirIVAt(fd)
-	if err != nil {
-		return nil, err
-	}
-	r.step()
-	return iv, unix.Fsync(fd)
 }
 
 // storedName encrypts plain for the directory cipherDir with IV iv,
@@ -375,13 +451,9 @@ func (r *repairer) storedName(cipherDir, plain string, iv []byte) (string, error
 			return "", err
 		}
 		defer unix.Close(fd)
-		var st unix.Stat_t
-		if unix.Fstatat(fd, nametransform.LongNameFilename(stored), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-			if err := r.nt.WriteLongNameAt(fd, stored, enc); err != nil {
-				return "", err
-			}
-			r.step()
-			if err := unix.Fsync(fd); err != nil {
+		if old, err := nametransform.ReadLongNameAt(fd, stored); err != nil || old != enc {
+			nf := r.abs(filepath.Join(cipherDir, nametransform.LongNameFilename(stored)))
+			if err := r.placeFile(nf, 0o444, func(f *os.File) error { _, err := f.WriteString(enc); return err }); err != nil {
 				return "", err
 			}
 		}
@@ -409,11 +481,43 @@ func (r *repairer) lfShown(plainRel string) string {
 	return filepath.Join(LostFoundName, r.ts, plainRel)
 }
 
+// salvageTree copies the ciphertext entry src (absolute) to dst verbatim
+// (see copyTree). A directory is assembled under its scratch path and
+// renamed into place when complete; an existing dst is such a complete
+// copy from an earlier, interrupted run.
+func (r *repairer) salvageTree(src, dst string) error {
+	if _, err := os.Lstat(dst); err == nil {
+		return nil
+	}
+	st, err := os.Lstat(src)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return r.copyTree(src, dst)
+	}
+	tmp, err := r.tmpPath(dst)
+	if err != nil {
+		return err
+	}
+	if err := r.copyTree(src, tmp); err != nil {
+		return err
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
+		return fmt.Errorf("place %s: %w", dst, err)
+	}
+	r.step()
+	if err := fsyncDir(filepath.Dir(tmp)); err != nil {
+		return err
+	}
+	return fsyncDir(filepath.Dir(dst))
+}
+
 // copyTree copies the ciphertext entry src (absolute) to dst verbatim:
 // file contents, symlink targets, directories with everything in them
 // (gocryptfs.diriv and .name files included, so the names inside stay
-// valid), fifos and sockets. An existing destination from an interrupted
-// earlier attempt is overwritten.
+// valid), fifos and sockets. What an interrupted earlier attempt left at
+// dst is completed or overwritten.
 func (r *repairer) copyTree(src, dst string) error {
 	st, err := os.Lstat(src)
 	if err != nil {
@@ -450,14 +554,10 @@ func (r *repairer) copyTree(src, dst string) error {
 			return err
 		}
 		defer in.Close()
-		err = writeFileSync(dst, mode.Perm(), func(f *os.File) error {
+		return r.placeFile(dst, mode.Perm(), func(f *os.File) error {
 			_, err := f.ReadFrom(in)
 			return err
 		})
-		if err == nil {
-			r.step()
-		}
-		return err
 	case mode&fs.ModeSymlink != 0:
 		target, err := os.Readlink(src)
 		if err != nil {
