@@ -151,10 +151,7 @@ func (o fsckOutput) problem(p fsck.Problem) {
 // human prints a finding as -fsck does and an action as one line.
 func (o fsckOutput) human(ev repair.Event) {
 	if ev.Type == "finding" {
-		line := fmt.Sprintf("fsck: %s: %q (%s)", ev.Kind, ev.Path, ev.CipherPath)
-		if ev.Error != "" {
-			line += ": " + ev.Error
-		}
+		line := ev.Line
 		if o.e.color {
 			line = "\033[33m" + line + "\033[0m"
 		}
@@ -166,7 +163,11 @@ func (o fsckOutput) human(ev repair.Event) {
 		line += fmt.Sprintf(", saved as %q", ev.SalvagedTo)
 	}
 	if len(ev.Ranges) > 0 {
-		line += fmt.Sprintf(" (%d byte ranges lost, see .lost-ranges.txt)", len(ev.Ranges))
+		var lost uint64
+		for _, r := range ev.Ranges {
+			lost += r.End - r.Start
+		}
+		line += fmt.Sprintf(" (%d bytes lost, listed in .lost-ranges.txt)", lost)
 	}
 	if ev.QuarantinedTo != "" {
 		line += fmt.Sprintf(", original in %q", ev.QuarantinedTo)

@@ -36,7 +36,7 @@ var kindNames = map[fsck.Kind]string{
 // reads the ciphertext to tell the kind of damage and the byte ranges
 // affected.
 func Describe(cipherDir string, ce *contentenc.ContentEnc, p fsck.Problem) Event {
-	e := Event{Type: "finding", Kind: kindNames[p.Kind], Path: p.Path, CipherPath: p.CipherPath}
+	e := Event{Type: "finding", Kind: kindNames[p.Kind], Path: p.Path, CipherPath: p.CipherPath, Line: p.String()}
 	if e.Kind == "" {
 		e.Kind = fmt.Sprintf("kind-%d", int(p.Kind))
 	}

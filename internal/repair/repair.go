@@ -66,6 +66,8 @@ type Event struct {
 	Ranges []Range `json:"lost_ranges,omitempty"`
 	// Error is the finding's message.
 	Error string `json:"error,omitempty"`
+	// Line is the finding as plain -fsck prints it (not in the JSON).
+	Line string `json:"-"`
 	// Summary fields.
 	Corrupt  *int  `json:"corrupt,omitempty"`
 	Skipped  *int  `json:"skipped,omitempty"`
@@ -346,11 +348,11 @@ func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
 	ev := Event{Path: plainDir, CipherPath: cipherRel}
 	switch mode := st.Mode(); {
 	case mode.IsRegular():
-		salvaged, ranges, err := r.salvageFile(cipherRel, plainRel, false)
+		dst, ranges, err := r.salvageFile(cipherRel, plainRel)
 		if err != nil {
 			return err
 		}
-		if salvaged {
+		if dst != "" {
 			ev.SalvagedTo, ev.Ranges = r.lfShown(plainRel), ranges
 		}
 	case mode&fs.ModeSymlink != 0:
@@ -395,52 +397,53 @@ func (r *repairer) salvageCopy(cipherRel, plainRel string) error {
 
 // salvageFile writes what can be decrypted of the file at cipherRel to
 // lost+found/<ts>/<plainRel> (plus <plainRel>.lost-ranges.txt when bytes
-// are lost). It reports whether a copy was written and the lost ranges.
-// With inPlace, a file whose only damage is the header version is
-// repaired where it is instead (after a copy went to the quarantine).
-func (r *repairer) salvageFile(cipherRel, plainRel string, inPlace bool) (bool, []Range, error) {
+// are lost). It returns the ciphertext path of the copy ("" if nothing
+// could be saved) and the lost ranges.
+func (r *repairer) salvageFile(cipherRel, plainRel string) (string, []Range, error) {
 	f, err := os.OpenFile(r.abs(cipherRel), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return false, nil, err
+		return "", nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return false, nil, err
+		return "", nil, err
 	}
 	d, err := Analyze(r.ce, f)
 	if err != nil {
-		return false, nil, err
+		return "", nil, err
 	}
 	ranges := d.LostRanges(r.ce)
 	if !d.Salvageable() {
-		return false, ranges, nil
+		return "", ranges, nil
 	}
 	dst, err := r.lfPath(plainRel)
 	if err != nil {
-		return false, nil, err
-	}
-	if err := r.placeFile(r.abs(dst), st.Mode().Perm(), func(w *os.File) error {
-		return writeSalvaged(r.ce, d, f, w)
-	}); err != nil {
-		return false, nil, err
+		return "", nil, err
 	}
 	if len(ranges) > 0 {
 		var b strings.Builder
-		fmt.Fprintf(&b, "Byte ranges of %q that could not be recovered (start-end, end exclusive):\n", plainRel)
+		fmt.Fprintf(&b, "Byte ranges of %q that could not be recovered (start-end, end exclusive):\n", r.lfRel(plainRel))
 		for _, rg := range ranges {
 			fmt.Fprintf(&b, "%d-%d (%d bytes): %s\n", rg.Start, rg.End, rg.End-rg.Start, rg.Reason)
 		}
 		rdst, err := r.lfPath(plainRel + ".lost-ranges.txt")
 		if err != nil {
-			return false, nil, err
+			return "", nil, err
 		}
 		ct := encryptContent(r.ce, []byte(b.String()))
 		if err := r.placeFile(r.abs(rdst), 0o600, func(w *os.File) error { _, err := w.Write(ct); return err }); err != nil {
-			return false, nil, err
+			return "", nil, err
 		}
 	}
-	return true, ranges, nil
+	// The data last: placing it can end the finding (a damaged copy in
+	// lost+found repaired in place), so the ranges must exist by then.
+	if err := r.placeFile(r.abs(dst), st.Mode().Perm(), func(w *os.File) error {
+		return writeSalvaged(r.ce, d, f, w)
+	}); err != nil {
+		return "", nil, err
+	}
+	return dst, ranges, nil
 }
 
 // fixFile repairs a regular file whose contents do not decrypt.
@@ -469,14 +472,20 @@ func (r *repairer) fixFile(p fsck.Problem) error {
 		return r.action(Event{Action: "header-rewritten", Path: p.Path, CipherPath: p.CipherPath, QuarantinedTo: q})
 	}
 	ev := Event{Path: p.Path, CipherPath: p.CipherPath}
-	salvaged, ranges, err := r.salvageFile(p.CipherPath, p.Path, false)
+	dst, ranges, err := r.salvageFile(p.CipherPath, p.Path)
 	if err != nil {
 		return err
 	}
 	ev.Ranges = ranges
 	ev.Action = "quarantined"
-	if salvaged {
+	if dst != "" {
 		ev.Action, ev.SalvagedTo = "salvaged", r.lfShown(p.Path)
+	}
+	if dst == p.CipherPath {
+		// A damaged file in a subtree this run copied to lost+found was
+		// replaced by its salvaged version; the original of the copy is
+		// already in the quarantine.
+		return r.action(ev)
 	}
 	if ev.QuarantinedTo, err = r.quarantineEntry(p.CipherPath); err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/fsck"
 	"gocryptfs/internal/nametransform"
@@ -277,6 +279,10 @@ func TestDirIVMissing(t *testing.T) {
 	a := tr.write("d/a.txt", []byte("alpha"))
 	tr.mkdir("d/sub")
 	tr.write("d/sub/b.txt", pattern(5000))
+	// Damage inside the subtree that moves to lost+found: repaired there,
+	// without nesting lost+found/<ts>/lost+found/<ts>/...
+	c := tr.write("d/sub/c.bin", pattern(9000))
+	flipByte(t, tr.abs(c), contentenc.HeaderLen+100)
 	long := strings.Repeat("n", 200)
 	la := tr.write("d/"+long, []byte("long one"))
 	before := tr.snapshot()
@@ -291,6 +297,17 @@ func TestDirIVMissing(t *testing.T) {
 	subC := filepath.Base(tr.cipherPathIn(d, "sub", before))
 	if got := tr.read(lf("d/" + subC + "/b.txt")); !bytes.Equal(got, pattern(5000)) {
 		t.Error("subtree not salvaged intact")
+	}
+	want := pattern(9000)
+	clear(want[:4096])
+	if got := tr.read(lf("d/" + subC + "/c.bin")); !bytes.Equal(got, want) {
+		t.Error("damaged file in the salvaged subtree not repaired in place")
+	}
+	if r := string(tr.read(lf("d/" + subC + "/c.bin.lost-ranges.txt"))); !strings.Contains(r, "0-4096") {
+		t.Errorf("lost ranges: %s", r)
+	}
+	if _, err := os.Lstat(tr.abs(tr.cipherPath(lf("lost+found"), false))); err == nil {
+		t.Error("nested lost+found")
 	}
 	if got := tr.read(lf("d/" + filepath.Base(la))); string(got) != "long one" {
 		t.Errorf("long name salvaged as %q", got)
@@ -454,5 +471,36 @@ func TestAltDirIVNames(t *testing.T) {
 	got := repair.AltDirIVNames([]string{"gocryptfs.diriv", "x.diriv", "gocryptfs.sync-conflict-1.diriv", "gocryptfs.conf", "gocryptfs.a.diriv"})
 	if strings.Join(got, ",") != "gocryptfs.a.diriv,gocryptfs.sync-conflict-1.diriv" {
 		t.Errorf("got %v", got)
+	}
+}
+
+func TestBadXattrs(t *testing.T) {
+	tr := newTree(t, "v1.3")
+	keep := vectorFiles(tr)
+	p := tr.abs(tr.cipherPath("status.txt", false))
+	good, _ := tr.core.NT.EncryptXattrName("user.good")
+	bad, _ := tr.core.NT.EncryptXattrName("user.bad")
+	if err := unix.Setxattr(p, good, tr.core.NT.EncryptXattrValue([]byte("fine")), 0); err != nil {
+		t.Skipf("no user xattrs here: %v", err)
+	}
+	badVal := []byte("not an encrypted value at all")
+	unix.Setxattr(p, bad, badVal, 0)
+	unix.Setxattr(p, "user.gocryptfs.notbase64!", []byte("x"), 0)
+	evs := tr.repair(tr.snapshot(), keep...)
+	q, err := os.ReadFile(tr.abs(filepath.Join(nametransform.QuarantineDirName, ts, filepath.Base(p)+".xattr."+bad)))
+	if err != nil || !bytes.Equal(q, badVal) {
+		t.Errorf("bad xattr value not quarantined: %q %v", q, err)
+	}
+	v := make([]byte, 200)
+	n, err := unix.Getxattr(p, good, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, err := tr.core.NT.DecryptXattrValue(v[:n]); err != nil || string(plain) != "fine" {
+		t.Errorf("good xattr: %q %v", plain, err)
+	}
+	if !hasEvent(evs, "finding", "undecryptable-xattr-value", "") || !hasEvent(evs, "finding", "undecryptable-xattr-name", "") ||
+		!hasEvent(evs, "action", "", "xattr-removed") {
+		t.Errorf("events: %+v", evs)
 	}
 }

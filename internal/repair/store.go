@@ -407,7 +407,8 @@ func (r *repairer) placeDir(dst string) error {
 	}
 	if r.nt.UsesDirIV() {
 		ivPath := filepath.Join(tmp, nametransform.DirIVFilename)
-		if _, err := os.Lstat(ivPath); err != nil {
+		// A kill while writing it can leave it short: check the bytes.
+		if iv, err := os.ReadFile(ivPath); err != nil || len(iv) != nametransform.DirIVLen || allZero(iv) {
 			if err := writeFileSync(ivPath, 0o444, func(f *os.File) error { _, err := f.Write(newDirIV()); return err }); err != nil {
 				return err
 			}
@@ -464,7 +465,7 @@ func (r *repairer) storedName(cipherDir, plain string, iv []byte) (string, error
 // lfPath returns the ciphertext path (relative to CIPHERDIR) for the
 // plaintext path lost+found/<ts>/<plainRel>, creating its directories.
 func (r *repairer) lfPath(plainRel string) (string, error) {
-	dir, base := filepath.Split(plainRel)
+	dir, base := filepath.Split(r.lfRel(plainRel))
 	cdir, iv, err := r.lfDir(strings.TrimSuffix(dir, "/"))
 	if err != nil {
 		return "", err
@@ -478,7 +479,18 @@ func (r *repairer) lfPath(plainRel string) (string, error) {
 
 // lfShown is how a salvaged item is named in reports.
 func (r *repairer) lfShown(plainRel string) string {
-	return filepath.Join(LostFoundName, r.ts, plainRel)
+	return filepath.Join(LostFoundName, r.ts, r.lfRel(plainRel))
+}
+
+// lfRel maps a plaintext path to its place below lost+found/<ts>. A path
+// that is already there (damage inside a subtree this run copied) keeps
+// its place instead of nesting lost+found/<ts>/lost+found/<ts>/...
+func (r *repairer) lfRel(plainRel string) string {
+	prefix := LostFoundName + "/" + r.ts + "/"
+	if rest, ok := strings.CutPrefix(plainRel, prefix); ok {
+		return rest
+	}
+	return plainRel
 }
 
 // salvageTree copies the ciphertext entry src (absolute) to dst verbatim

@@ -71,6 +71,7 @@ func faultyTree(t *testing.T) (string, coretest.Core) {
 	coretest.WriteFile(t, c, dir, "d/a.txt", []byte("alpha"))
 	coretest.Mkdir(t, c, dir, "d/sub")
 	coretest.WriteFile(t, c, dir, "d/sub/b.txt", data(6000))
+	flipAt(t, abs(coretest.WriteFile(t, c, dir, "d/sub/c.bin", data(9000))), contentenc.HeaderLen+100)
 	coretest.WriteFile(t, c, dir, "d/"+strings.Repeat("n", 210), []byte("long"))
 	must(os.Remove(abs(filepath.Join(d, nametransform.DirIVFilename))))
 	// A directory whose IV survives as a sync conflict copy.
@@ -340,14 +341,14 @@ func TestRepairCrash(t *testing.T) {
 	}
 	t.Logf("killed after each of %d steps", n-1)
 	rnd := rand.New(rand.NewPCG(1, 2))
-	for i := range 5 {
+	for i := range 8 {
 		d := copyDir(t, base)
 		args := append(append([]string{"-fsck", "-repair", "-q"}, masterkeyArgs(t)...), d)
 		cmd := exec.Command(gocryptfsBin, args...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(rnd.IntN(40)) * time.Millisecond)
+		time.Sleep(time.Duration(rnd.IntN(100)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		t.Run(fmt.Sprint("random", i), func(t *testing.T) { finish(t, d) })
