@@ -67,11 +67,17 @@ func setup(t *testing.T) impls {
 // on both sides of every pair.
 func (i impl) passArgs(t *testing.T) []string {
 	t.Helper()
+	return i.passArgsFor(t, testutil.Password)
+}
+
+// passArgsFor is passArgs with password pw.
+func (i impl) passArgsFor(t *testing.T, pw string) []string {
+	t.Helper()
 	if i.bin != referenceBin {
-		return []string{"-extpass", "echo " + testutil.Password}
+		return []string{"-extpass", "echo " + pw}
 	}
 	p := filepath.Join(t.TempDir(), "passfile")
-	if err := os.WriteFile(p, []byte(testutil.Password+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(p, []byte(pw+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return []string{"-passfile", p}
