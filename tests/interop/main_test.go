@@ -20,14 +20,19 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// referenceBin is Debian's gocryptfs package; the path is explicit so
-// that a gocryptfs in PATH (ours, installed) is never run by mistake.
-const referenceBin = "/usr/bin/gocryptfs"
+// referenceBin and referenceXray are from Debian's gocryptfs package;
+// the paths are explicit so that a gocryptfs in PATH (ours, installed) is
+// never run by mistake.
+const (
+	referenceBin  = "/usr/bin/gocryptfs"
+	referenceXray = "/usr/bin/gocryptfs-xray"
+)
 
 // impl is one implementation under comparison.
 type impl struct {
 	name string // "ours" or "ref", for subtest names and messages
-	bin  string // absolute path of its binary
+	bin  string // absolute path of its gocryptfs binary
+	xray string // absolute path of its gocryptfs-xray binary
 }
 
 // impls holds our binary (built by TestMain) and the reference.
@@ -37,13 +42,13 @@ type impls struct{ ours, ref impl }
 var theImpls impls
 
 func TestMain(m *testing.M) {
-	os.Exit(testutil.RunWithBinaries(m, testutil.Build{Packages: []string{"."}, Version: "v0.0.0-interoptest", Date: "2001-02-03"},
-		func(dir string) {
-			theImpls = impls{
-				ours: impl{name: "ours", bin: filepath.Join(dir, "gocryptfs")},
-				ref:  impl{name: "ref", bin: referenceBin},
-			}
-		}))
+	b := testutil.Build{Packages: []string{".", "./gocryptfs-xray"}, Version: "v0.0.0-interoptest", Date: "2001-02-03"}
+	os.Exit(testutil.RunWithBinaries(m, b, func(dir string) {
+		theImpls = impls{
+			ours: impl{name: "ours", bin: filepath.Join(dir, "gocryptfs"), xray: filepath.Join(dir, "gocryptfs-xray")},
+			ref:  impl{name: "ref", bin: referenceBin, xray: referenceXray},
+		}
+	}))
 }
 
 // setup skips without /dev/fuse, fails (with a message saying how to get
@@ -51,9 +56,11 @@ func TestMain(m *testing.M) {
 func setup(t *testing.T) impls {
 	t.Helper()
 	testutil.RequireFuse(t)
-	if _, err := os.Stat(referenceBin); err != nil {
-		t.Fatalf("the reference gocryptfs is missing (%v): install Debian's gocryptfs package "+
-			"(apt-get install gocryptfs; install-deps.bash does it) to run the interop tests", err)
+	for _, bin := range []string{referenceBin, referenceXray} {
+		if _, err := os.Stat(bin); err != nil {
+			t.Fatalf("the reference gocryptfs is missing (%v): install Debian's gocryptfs package "+
+				"(apt-get install gocryptfs; install-deps.bash does it) to run the interop tests", err)
+		}
 	}
 	r := testutil.Run(t, testutil.RunOptions{}, referenceBin, "-version")
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "gocryptfs 2.") {
