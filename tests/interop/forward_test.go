@@ -97,6 +97,7 @@ func forwardRoundTrip(t *testing.T, creator, other impl, m mode) (checks, entrie
 	} else {
 		creator.initDir(t, cipher, m.flags...)
 		checks += checkConfig(t, filepath.Join(cipher, "gocryptfs.conf"), m)
+		checks += sameInfo(t, creator, other, cipher)
 	}
 	// Password mounts get no mode flags: they must take them from the
 	// config.
@@ -239,4 +240,17 @@ func TestInitRaw64False(t *testing.T) {
 		i.initDir(t, dir, "-raw64=false", "-hkdf=false")
 		checkConfig(t, filepath.Join(dir, "gocryptfs.conf"), def)
 	}
+}
+
+// sameInfo fails the test unless -info of a and b print the same for
+// cipherdir (extra are more flags, like -reverse). It returns the number
+// of checks.
+func sameInfo(t *testing.T, a, b impl, cipherdir string, extra ...string) int {
+	t.Helper()
+	args := append(append([]string{"-info"}, extra...), cipherdir)
+	ra, rb := a.run(t, args...), b.run(t, args...)
+	if ra.Stdout != rb.Stdout {
+		t.Errorf("-info of %s:\n%s\n-info of %s:\n%s", a.name, ra.Stdout, b.name, rb.Stdout)
+	}
+	return 1
 }
