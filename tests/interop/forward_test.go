@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	"gocryptfs/internal/testutil"
 	"testing"
@@ -50,10 +49,6 @@ func (i impl) auth(t *testing.T, m mode) []string {
 	return i.passArgs(t)
 }
 
-// parallelism is how many mode/direction subtests run at once: each
-// keeps two or three FUSE daemons busy, and CI has two cores.
-const parallelism = 2
-
 // TestForward runs every forward mode in both directions: the creator
 // inits a directory and fills it through its mount (the same operations
 // run on a plain directory), the other implementation mounts it and must
@@ -63,25 +58,13 @@ const parallelism = 2
 // the result, which must match the plain directory after the same
 // writes. Both -fsck must accept the directory before and after.
 func TestForward(t *testing.T) {
-	is := setup(t)
-	sem := make(chan struct{}, parallelism)
-	var checks, entries atomic.Int64
-	t.Run("group", func(t *testing.T) {
-		for _, m := range forwardModes {
-			for _, pair := range is.pairs() {
-				creator, other := pair[0], pair[1]
-				t.Run(m.name+"/"+creator.name+"-to-"+other.name, func(t *testing.T) {
-					t.Parallel()
-					sem <- struct{}{}
-					defer func() { <-sem }()
-					n, e := forwardRoundTrip(t, creator, other, m)
-					checks.Add(int64(n))
-					entries.Add(int64(e))
-				})
-			}
+	setup(t)
+	runModes(t, forwardModes, "directions", func(m mode, pair [2]impl) (string, roundTrip) {
+		creator, other := pair[0], pair[1]
+		return creator.name + "-to-" + other.name, func(t *testing.T) (int, int) {
+			return forwardRoundTrip(t, creator, other, m)
 		}
 	})
-	t.Logf("%d modes x 2 directions: %d entries scanned, %d field checks", len(forwardModes), entries.Load(), checks.Load())
 }
 
 // forwardRoundTrip is one mode in one direction; it returns the number of

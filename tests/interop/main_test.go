@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"gocryptfs/internal/testutil"
@@ -130,4 +131,41 @@ func (i impl) fsck(t *testing.T, cipherdir string, args ...string) {
 // second reads.
 func (is impls) pairs() [][2]impl {
 	return [][2]impl{{is.ours, is.ref}, {is.ref, is.ours}}
+}
+
+// parallelism is how many subtests of runModes run at once: each keeps
+// two or three FUSE daemons busy, and CI has two cores.
+const parallelism = 2
+
+// roundTrip is one mode in one direction; it returns the number of field
+// checks and of entries compared.
+type roundTrip func(t *testing.T) (checks, entries int)
+
+// runModes runs the round trip that each returns for every mode and both
+// pairs of implementations (unless it returns nil) as parallel subtests
+// named mode/name, at most parallelism at once, and logs the totals (what
+// tells the pairs apart is what).
+func runModes(t *testing.T, modes []mode, what string, each func(m mode, pair [2]impl) (name string, rt roundTrip)) {
+	t.Helper()
+	sem := make(chan struct{}, parallelism)
+	var checks, entries atomic.Int64
+	t.Run("group", func(t *testing.T) {
+		for _, m := range modes {
+			for _, pair := range theImpls.pairs() {
+				name, rt := each(m, pair)
+				if rt == nil {
+					continue
+				}
+				t.Run(m.name+"/"+name, func(t *testing.T) {
+					t.Parallel()
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					n, e := rt(t)
+					checks.Add(int64(n))
+					entries.Add(int64(e))
+				})
+			}
+		}
+	})
+	t.Logf("%d modes x 2 %s: %d entries scanned, %d field checks", len(modes), what, entries.Load(), checks.Load())
 }
