@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gocryptfs/internal/testutil"
@@ -35,6 +36,7 @@ var forwardModes = []mode{
 	{"plaintextnames", []string{"-plaintextnames"}, false, []string{"PlaintextNames"}, []string{"DirIV", "EMENames", "LongNames"}},
 	{"deterministic-names", []string{"-deterministic-names"}, false, []string{"EMENames", "LongNames"}, []string{"DirIV"}},
 	{"longnamemax100", []string{"-longnamemax", "100"}, false, []string{"LongNameMax", "LongNames"}, nil},
+	{"longnamemax62", []string{"-longnamemax", "62"}, false, []string{"LongNameMax", "LongNames"}, nil},
 	{"raw64=false", []string{"-raw64=false"}, true, nil, nil},
 	{"raw64=false-hkdf=false", []string{"-raw64=false", "-hkdf=false"}, true, nil, nil},
 }
@@ -123,7 +125,7 @@ func forwardRoundTrip(t *testing.T, creator, other impl, m mode) (checks, entrie
 
 // checkConfig fails the test unless the config file at path lists the
 // feature flags m wants and none it must not, with LongNameMax 100 for
-// -longnamemax 100. It returns the number of checks.
+// the -longnamemax of m. It returns the number of checks.
 func checkConfig(t *testing.T, path string, m mode) int {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -147,7 +149,11 @@ func checkConfig(t *testing.T, path string, m mode) int {
 			t.Errorf("%s: unexpected feature flag %s: %s", path, f, b)
 		}
 	}
-	if want := map[bool]int{true: 100}[slices.Contains(m.flags, "-longnamemax")]; c.LongNameMax != want {
+	want := 0 // absent
+	if i := slices.Index(m.flags, "-longnamemax"); i >= 0 {
+		want, _ = strconv.Atoi(m.flags[i+1])
+	}
+	if c.LongNameMax != want {
 		t.Errorf("%s: LongNameMax %d, want %d", path, c.LongNameMax, want)
 	}
 	return len(m.has) + len(m.lacks) + 1
