@@ -47,7 +47,7 @@ func TestPasswd(t *testing.T) {
 // reference, then copied, so that both have the same key and directory
 // IVs) and checks that both give the same results: the longest symlink
 // target, xattr name and xattr value that fit, names of 255 and 256
-// bytes, device nodes. Each kind of limit must have been passed and
+// bytes; and fallocate and device nodes. Each kind of limit must have been passed and
 // missed at least once, so that it really lies in the probed range.
 func TestLimits(t *testing.T) {
 	is := setup(t)
@@ -82,7 +82,7 @@ func TestLimits(t *testing.T) {
 				outcomes[family][want == "ok"] = true
 			}
 			for family, o := range outcomes {
-				if family != "node" && (!o[true] || !o[false]) {
+				if family != "node" && family != "fallocate" && (!o[true] || !o[false]) {
 					t.Errorf("%s: all probes gave the same result %v; the limit is not in the probed range", family, o)
 				}
 			}
@@ -136,6 +136,24 @@ func probeLimits(t *testing.T, mnt string) map[string]string {
 		record(fmt.Sprintf("xattrvalue %d", n), unix.Setxattr(p(name), "user.v", make([]byte, n), 0))
 	}
 	// Not limits: the same result is all that counts.
+	for _, mode := range []uint32{0, unix.FALLOC_FL_KEEP_SIZE, unix.FALLOC_FL_PUNCH_HOLE | unix.FALLOC_FL_KEEP_SIZE, unix.FALLOC_FL_ZERO_RANGE} {
+		name := fmt.Sprintf("fa%d", mode)
+		if err := os.WriteFile(p(name), make([]byte, 4100), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(p(name), os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := fmt.Sprintf("fallocate mode %#x", mode)
+		record(key, unix.Fallocate(int(f.Fd()), mode, 4000, 10000))
+		f.Close()
+		fi, err := os.Stat(p(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res[key] += fmt.Sprint(", size ", fi.Size())
+	}
 	record("node chr", unix.Mknod(p("chr"), unix.S_IFCHR|0o600, int(unix.Mkdev(1, 3))))
 	record("node fifo", unix.Mknod(p("fifo"), unix.S_IFIFO|0o600, 0))
 	record("node sock", unix.Mknod(p("sock"), unix.S_IFSOCK|0o600, 0))

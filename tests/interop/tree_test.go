@@ -63,6 +63,25 @@ func (o ops) pwrite(name string, off int64, content []byte) {
 	o.check("close", name, f.Close())
 }
 
+// appendTo writes content with O_APPEND.
+func (o ops) appendTo(name string, content []byte) {
+	o.t.Helper()
+	f, err := os.OpenFile(o.p(name), os.O_WRONLY|os.O_APPEND, 0)
+	o.check("open", name, err)
+	_, err = f.Write(content)
+	o.check("append", name, err)
+	o.check("close", name, f.Close())
+}
+
+// fallocate allocates (mode 0 extends the file, with zeros).
+func (o ops) fallocate(name string, mode uint32, off, length int64) {
+	o.t.Helper()
+	f, err := os.OpenFile(o.p(name), os.O_RDWR, 0)
+	o.check("open", name, err)
+	o.check("fallocate", name, unix.Fallocate(int(f.Fd()), mode, off, length))
+	o.check("close", name, f.Close())
+}
+
 func (o ops) truncate(name string, size int64) {
 	o.t.Helper()
 	o.check("truncate", name, os.Truncate(o.p(name), size))
@@ -223,6 +242,10 @@ func modify(o ops) {
 	o.pwrite("size4097", 4090, data("overwrite", 20))
 	o.pwrite("unaligned", 3, data("u5", 4096))
 	o.write("by-other", data("by-other", 12345), 0o640)
+	o.appendTo("by-other", data("appended", 5001))
+	o.fallocate("by-other", 0, 30000, 3)
+	o.fallocate("size4095", unix.FALLOC_FL_KEEP_SIZE, 0, 9000)
+	o.pwrite("empty", 4096*3+1, []byte("into the empty file"))
 	o.write("by-other-empty", nil, 0o600)
 	o.truncate("size4096", 1000)
 	o.truncate("one", 70000)
