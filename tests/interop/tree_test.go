@@ -82,6 +82,14 @@ func (o ops) fallocate(name string, mode uint32, off, length int64) {
 	o.check("close", name, f.Close())
 }
 
+// chtimes sets atime and mtime to the given nanoseconds since the epoch,
+// without following a symlink.
+func (o ops) chtimes(name string, ns int64) {
+	o.t.Helper()
+	ts := []unix.Timespec{unix.NsecToTimespec(ns), unix.NsecToTimespec(ns)}
+	o.check("utimensat", name, unix.UtimesNanoAt(unix.AT_FDCWD, o.p(name), ts, unix.AT_SYMLINK_NOFOLLOW))
+}
+
 func (o ops) truncate(name string, size int64) {
 	o.t.Helper()
 	o.check("truncate", name, os.Truncate(o.p(name), size))
@@ -162,6 +170,11 @@ func populate(o ops) {
 	o.write("-dash", []byte("dash\n"), 0o644)
 	o.write(".hidden", []byte("hidden\n"), 0o644)
 	o.write("ünïcödé ✓", []byte("unicode\n"), 0o644)
+	// The same name in NFC and NFD: two files.
+	o.write("caf\u00e9", []byte("nfc\n"), 0o644)
+	o.write("cafe\u0301", []byte("nfd\n"), 0o644)
+	o.write("line\nbreak\ttab\\back*?[x]", []byte("odd\n"), 0o644)
+	o.write(" leading and trailing space ", []byte("spaces\n"), 0o644)
 
 	// Unaligned writes at odd offsets, across block boundaries and past
 	// the end (which leaves a hole).
@@ -230,9 +243,24 @@ func populate(o ops) {
 	o.setxattr("hl/a", "user.linked", []byte("on both names"))
 	o.setxattr(name255, "user."+strings.Repeat("k", 100), []byte("long xattr name"))
 
+	o.setxattr("caf\u00e9", "user.with space", []byte("v"))
+	o.setxattr("caf\u00e9", "user.ü✓", []byte("unicode name"))
+
 	o.mkfifo("fifo")
 	o.rename("size8192", "a/moved8192")
+	// Explicit timestamps with nanoseconds, last, since adding entries
+	// changes a directory's.
+	for i, p := range populateTimes {
+		o.chtimes(p, 1234567890123456789+int64(i)*1000000000000001)
+	}
 }
+
+// populateTimes and modifyTimes are the paths whose timestamps populate
+// and modify set explicitly.
+var (
+	populateTimes = []string{"size4097", "a/b/c/d", "abs"}
+	modifyTimes   = []string{"one", "longtarget2", "n" + name255[1:] + "/sub"}
+)
 
 // modify is the workload of the reading implementation: writes of every
 // kind to what the creator made, which the creator then reads back.
@@ -270,6 +298,9 @@ func modify(o ops) {
 	o.remove("a/empty")
 	o.remove("fifo")
 	o.mkfifo("fifo2")
+	for i, p := range modifyTimes {
+		o.chtimes(p, 1111111111222222222+int64(i)*1000000000000001)
+	}
 }
 
 // entry is what the comparison looks at for one directory entry.
@@ -372,6 +403,9 @@ type compareOpts struct {
 	// mtime: between two views of the same ciphertext the timestamps
 	// must agree; a plain dir written separately has its own.
 	mtime bool
+	// mtimeOf, if set, compares the mtime of these paths even without
+	// mtime.
+	mtimeOf []string
 	// mtimeShift, if set, gives the seconds by which got's mtime of a
 	// path is ahead of want's.
 	mtimeShift func(path string) int64
@@ -422,7 +456,7 @@ func compare(t *testing.T, wantName string, want manifest, gotName string, got m
 		if o.nlink {
 			diff(p, "nlink", w.nlink, g.nlink)
 		}
-		if o.mtime {
+		if o.mtime || slices.Contains(o.mtimeOf, p) {
 			wt := w.mtime
 			if o.mtimeShift != nil {
 				wt.Sec += o.mtimeShift(p)
