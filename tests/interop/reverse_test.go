@@ -70,8 +70,8 @@ func virtualMtimeShift(p string) int64 {
 // reverseRoundTrip is one reverse mode with creator doing the -init; it
 // returns the number of field checks and of entries compared.
 //
-// 2.3's view has no xattrs (later reference versions encrypt them, as our
-// view does): the test checks that 2.3's view lists none, so that a newer
+// 2.3's view has no xattrs (as still in 2.4.0, rfjakob/gocryptfs#827;
+// later reference versions encrypt them, as our view does): the test checks that 2.3's view lists none, so that a newer
 // Debian package is noticed, and compares xattrs only through our view,
 // whose xattrs 2.3's forward mount must decrypt.
 func reverseRoundTrip(t *testing.T, is impls, creator impl, m mode) (checks, entries int) {
