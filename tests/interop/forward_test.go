@@ -119,7 +119,7 @@ func forwardRoundTrip(t *testing.T, creator, other impl, m mode) (checks, entrie
 	checks += compare(t, "plain dir", scan(t, plain), creator.name+"'s mount", byCreator, compareOpts{nlink: true, xattrs: true, mtimeOf: modifyTimes})
 	testutil.UnmountDir(t, mnt)
 	entries = len(wantPlain) + len(byCreator)
-	t.Logf("%s %s: %d entries, %d checks", creator.name, strings.Join(m.flags, " "), entries, checks)
+	t.Logf("%s, created by %s: %d entries, %d checks", m.name, creator.name, entries, checks)
 	return checks, entries
 }
 

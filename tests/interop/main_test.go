@@ -67,6 +67,7 @@ func setup(t *testing.T) impls {
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "gocryptfs 2.") {
 		t.Fatalf("%s -version: want exit 0 and \"gocryptfs 2.x\", got %v", referenceBin, r)
 	}
+	t.Logf("reference: %s", strings.TrimSpace(r.Stdout))
 	return theImpls
 }
 
