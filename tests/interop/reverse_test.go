@@ -56,7 +56,7 @@ func TestReverse(t *testing.T) {
 
 // virtualMtimeShift is how far ahead the timestamps of gocryptfs.diriv
 // and gocryptfs.longname.*.name files in our view are: 10 s after their
-// source entry's, as docs/format.md specifies after newer reference
+// source entry's, as docs/format.md 9.3 specifies after newer reference
 // versions; 2.3 shows the source entry's timestamps unchanged. Only sync
 // tools see the difference, not the format.
 func virtualMtimeShift(p string) int64 {
