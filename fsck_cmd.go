@@ -19,7 +19,7 @@ import (
 	"gocryptfs/internal/tlog"
 )
 
-// runFsck implements -fsck (CLI.md 6.5): unlock the master key like a
+// runFsck implements -fsck (docs/cli.md 6.5): unlock the master key like a
 // mount does, then check the ciphertext directly (nothing is mounted and
 // nothing is written), printing one line per problem on stderr and a
 // summary (with -json: one JSON object per problem and a summary on
