@@ -180,23 +180,6 @@ func pattern(n int) []byte {
 	return b
 }
 
-func flipByte(t *testing.T, p string, off int64) {
-	t.Helper()
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b := []byte{0}
-	if _, err := f.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x55
-	if _, err := f.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestCorruptBlocks(t *testing.T) {
 	for _, vec := range []string{"v1.3", "v2.2-xchacha-deterministic-names", "v1.1-aessiv"} {
 		t.Run(vec, func(t *testing.T) {
@@ -206,8 +189,8 @@ func TestCorruptBlocks(t *testing.T) {
 			c := tr.write("big.bin", data)
 			before := tr.snapshot()
 			cbs := int64(tr.core.CE.CipherBS())
-			flipByte(t, tr.abs(c), contentenc.HeaderLen+cbs+100)  // block 1
-			flipByte(t, tr.abs(c), contentenc.HeaderLen+3*cbs+50) // short last block 3
+			testutil.FlipByte(t, tr.abs(c), contentenc.HeaderLen+cbs+100, 0x55)  // block 1
+			testutil.FlipByte(t, tr.abs(c), contentenc.HeaderLen+3*cbs+50, 0x55) // short last block 3
 			before[c], _ = os.ReadFile(tr.abs(c))
 			evs := tr.repair(before, keep...)
 			want := bytes.Clone(data)
@@ -282,7 +265,7 @@ func TestDirIVMissing(t *testing.T) {
 	// Damage inside the subtree that moves to lost+found: repaired there,
 	// without nesting lost+found/<ts>/lost+found/<ts>/...
 	c := tr.write("d/sub/c.bin", pattern(9000))
-	flipByte(t, tr.abs(c), contentenc.HeaderLen+100)
+	testutil.FlipByte(t, tr.abs(c), contentenc.HeaderLen+100, 0x55)
 	long := strings.Repeat("n", 200)
 	la := tr.write("d/"+long, []byte("long one"))
 	before := tr.snapshot()

@@ -151,11 +151,7 @@ func (r *repairer) placeNewFile(dst string, mode os.FileMode, data []byte) error
 		return err
 	}
 	r.step()
-	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
-		return fmt.Errorf("place %s: %w", dst, err)
-	}
-	r.step()
-	return fsyncDir(filepath.Dir(dst))
+	return r.moveNew(tmp, dst)
 }
 
 // newDirIV returns 16 random bytes, never all zero.
@@ -313,17 +309,23 @@ func (r *repairer) quarantine(cipherRel string) (string, error) {
 		dstRel = filepath.Join(nametransform.QuarantineDirName, r.ts, fmt.Sprintf("%s.%d", cipherRel, i))
 		dst = r.abs(dstRel)
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
+	if err := r.moveNew(src, dst); err != nil {
 		return "", fmt.Errorf("quarantine %s: %w", cipherRel, err)
+	}
+	return dstRel, nil
+}
+
+// moveNew renames src to dst (absolute paths on one filesystem), never
+// replacing an existing dst, and makes both directories durable.
+func (r *repairer) moveNew(src, dst string) error {
+	if err := unix.Renameat2(unix.AT_FDCWD, src, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
+		return fmt.Errorf("rename to %s: %w", dst, err)
 	}
 	r.step()
 	if err := fsyncDir(filepath.Dir(src)); err != nil {
-		return "", err
+		return err
 	}
-	if err := fsyncDir(filepath.Dir(dst)); err != nil {
-		return "", err
-	}
-	return dstRel, nil
+	return fsyncDir(filepath.Dir(dst))
 }
 
 // quarantineCopy puts a copy of the file at cipherRel into the quarantine
@@ -415,14 +417,7 @@ func (r *repairer) placeDir(dst string) error {
 			r.step()
 		}
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
-		return fmt.Errorf("place %s: %w", dst, err)
-	}
-	r.step()
-	if err := fsyncDir(filepath.Dir(tmp)); err != nil {
-		return err
-	}
-	return fsyncDir(filepath.Dir(dst))
+	return r.moveNew(tmp, dst)
 }
 
 // dirIV reads the IV of a ciphertext directory (nil without directory IVs).
@@ -515,14 +510,7 @@ func (r *repairer) salvageTree(src, dst string) error {
 	if err := r.copyTree(src, tmp); err != nil {
 		return err
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_NOREPLACE); err != nil {
-		return fmt.Errorf("place %s: %w", dst, err)
-	}
-	r.step()
-	if err := fsyncDir(filepath.Dir(tmp)); err != nil {
-		return err
-	}
-	return fsyncDir(filepath.Dir(dst))
+	return r.moveNew(tmp, dst)
 }
 
 // copyTree copies the ciphertext entry src (absolute) to dst verbatim:

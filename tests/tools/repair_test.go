@@ -54,8 +54,8 @@ func faultyTree(t *testing.T) (string, coretest.Core) {
 	coretest.Symlink(t, c, dir, "ok/link", "keep.txt")
 	// A bad block in the middle and in the short last block.
 	big := coretest.WriteFile(t, c, dir, "big.bin", data(3*4096+100))
-	flipAt(t, abs(big), contentenc.HeaderLen+cbs+10)
-	flipAt(t, abs(big), contentenc.HeaderLen+3*cbs+20)
+	testutil.FlipByte(t, abs(big), contentenc.HeaderLen+cbs+10, 0x21)
+	testutil.FlipByte(t, abs(big), contentenc.HeaderLen+3*cbs+20, 0x21)
 	// Cut in the middle of block 2.
 	cut := coretest.WriteFile(t, c, dir, "ok/cut.bin", data(2*4096+3000))
 	must(os.Truncate(abs(cut), contentenc.HeaderLen+2*cbs+7))
@@ -71,7 +71,7 @@ func faultyTree(t *testing.T) (string, coretest.Core) {
 	coretest.WriteFile(t, c, dir, "d/a.txt", []byte("alpha"))
 	coretest.Mkdir(t, c, dir, "d/sub")
 	coretest.WriteFile(t, c, dir, "d/sub/b.txt", data(6000))
-	flipAt(t, abs(coretest.WriteFile(t, c, dir, "d/sub/c.bin", data(9000))), contentenc.HeaderLen+100)
+	testutil.FlipByte(t, abs(coretest.WriteFile(t, c, dir, "d/sub/c.bin", data(9000))), contentenc.HeaderLen+100, 0x21)
 	coretest.WriteFile(t, c, dir, "d/"+strings.Repeat("n", 210), []byte("long"))
 	must(os.Remove(abs(filepath.Join(d, nametransform.DirIVFilename))))
 	// A directory whose IV survives as a sync conflict copy.
@@ -94,23 +94,6 @@ func faultyTree(t *testing.T) (string, coretest.Core) {
 	must(os.WriteFile(abs("BBBBBBBBBBBBBBBBBBBBBB"), []byte("junk junk junk junk junk"), 0o644))
 	must(os.Symlink("bm90IGEgdGFyZ2V0", abs(coretest.CipherPath(t, c, dir, "badlink", false))))
 	return dir, c
-}
-
-func flipAt(t *testing.T, p string, off int64) {
-	t.Helper()
-	fh, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	b := []byte{0}
-	if _, err := fh.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x21
-	if _, err := fh.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // masterkeyArgs unlock the vector without scrypt.
