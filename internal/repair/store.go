@@ -86,6 +86,13 @@ func mkdirAll(dir string) error {
 // mode) and fsyncs the file and its directory.
 func writeFileSync(path string, mode os.FileMode, fill func(f *os.File) error) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, mode)
+	if errors.Is(err, fs.ErrPermission) {
+		// A read-only scratch file of ours, left by an interrupted run
+		// (without root, O_TRUNC needs write permission).
+		if os.Chmod(path, 0o600) == nil {
+			f, err = os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|unix.O_NOFOLLOW, mode)
+		}
+	}
 	if err != nil {
 		return err
 	}
