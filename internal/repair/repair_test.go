@@ -487,3 +487,35 @@ func TestBadXattrs(t *testing.T) {
 		t.Errorf("events: %+v", evs)
 	}
 }
+
+// TestHeaderLost: without a file ID nothing decrypts; the file is only
+// quarantined.
+func TestHeaderLost(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind string
+		damage     func(p string)
+	}{
+		{"truncated to 10 bytes", "truncated-header", func(p string) { os.Truncate(p, 10) }},
+		{"header zeroed", "bad-header", func(p string) {
+			f, _ := os.OpenFile(p, os.O_RDWR, 0)
+			f.WriteAt(make([]byte, contentenc.HeaderLen), 0)
+			f.Close()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTree(t, "v1.3")
+			keep := vectorFiles(tr)
+			c := tr.write("gone.bin", pattern(6000))
+			before := tr.snapshot()
+			tc.damage(tr.abs(c))
+			before[c], _ = os.ReadFile(tr.abs(c))
+			evs := tr.repair(before, keep...)
+			if _, err := os.Lstat(tr.abs(tr.cipherPath("lost+found", false))); err == nil {
+				t.Error("lost+found created for a file with nothing to save")
+			}
+			if !hasEvent(evs, "finding", tc.kind, "") || !hasEvent(evs, "action", "", "quarantined") {
+				t.Errorf("events: %+v", evs)
+			}
+		})
+	}
+}
