@@ -519,3 +519,21 @@ func TestHeaderLost(t *testing.T) {
 		})
 	}
 }
+
+// TestRootDirIVMissing: the root's entries go to lost+found, which is
+// created under the root's new IV; the config stays.
+func TestRootDirIVMissing(t *testing.T) {
+	tr := newTree(t, "v1.3")
+	before := tr.snapshot()
+	status := tr.cipherPath("status.txt", false)
+	os.Remove(tr.abs("gocryptfs.diriv"))
+	delete(before, "gocryptfs.diriv")
+	tr.repair(before, "gocryptfs.conf")
+	if got := string(tr.read(lf(status))); got != testutil.VectorContent {
+		t.Errorf("status.txt salvaged as %q", got)
+	}
+	view := coretest.PlainTree(t, tr.core, tr.dir)
+	if len(view) != 6 { // lost+found, <ts>, status.txt, the long name file, rel, abs
+		t.Errorf("view: %v", view)
+	}
+}
