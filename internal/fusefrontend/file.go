@@ -155,40 +155,50 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	defer e.close()
-	undo, err := rn.writeLongName(e)
-	if err != nil {
-		return nil, nil, err
-	}
 	mode &= 0o7777
 	// Always create exclusively first: only then is it certain that the
-	// entry is new (ours to chown, chmod and, on failure, to drop the
-	// long-name file of), whatever runs concurrently. An existing entry
-	// is opened like any other open, which honours O_TRUNC and never
-	// opens a FIFO or device node that was swapped in.
+	// entry is new (ours to chmod and, on failure, to drop the long-name
+	// file of), whatever runs concurrently. An existing entry is opened
+	// like any other open, which honours O_TRUNC and never opens a FIFO
+	// or device node that was swapped in.
 	bflags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | flags&(unix.O_SYNC|unix.O_DSYNC)
 	existed := false
-	fd, err := syscallcompat.Openat(e.dirfd, e.cName, bflags, mode)
-	if errors.Is(err, syscall.EEXIST) && flags&unix.O_EXCL == 0 {
+	fd := -1
+	var undo func()
+	var openErr error
+	err = rn.asCaller(ctx, func() error {
+		var err error
+		if undo, err = rn.writeLongName(e); err != nil {
+			return err
+		}
+		fd, openErr = syscallcompat.Openat(e.dirfd, e.cName, bflags, mode)
+		if openErr != nil {
+			return openErr
+		}
+		// As the caller, so that the kernel drops a set-group-ID bit
+		// that the caller may not set.
+		if rn.needsChmod(mode) {
+			return syscallcompat.Fchmod(fd, mode)
+		}
+		return nil
+	})
+	if err != nil && fd >= 0 {
+		// Only the chmod failed: the file is new and ours to remove.
+		syscallcompat.Close(fd)
+		fd = -1
+		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, 0); err2 != nil {
+			rn.log.Warn("create: could not remove the new file after a failure", "name", e.cName, "err", err2)
+		}
+	}
+	if errors.Is(openErr, syscall.EEXIST) && flags&unix.O_EXCL == 0 {
 		existed = true
 		fd, err = rn.openBacking(e.dirfd, e.cName, flags)
 	}
 	if err != nil {
-		if !existed {
+		if !existed && undo != nil {
 			undo()
 		}
 		return nil, nil, err
-	}
-	if !existed {
-		if uid, gid, ok := rn.callerOwner(ctx); ok {
-			if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
-				rn.log.Warn("create: could not chown to caller", "err", err)
-			}
-		}
-		if rn.needsChmod(mode) {
-			if err := syscallcompat.Fchmod(fd, mode); err != nil {
-				rn.log.Warn("create: chmod failed", "err", err)
-			}
-		}
 	}
 	f, err := rn.newFile(fd, uint32(flags))
 	if err != nil {
