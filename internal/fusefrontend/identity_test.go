@@ -185,3 +185,67 @@ func TestAllowOtherCreateDeniedByBacking(t *testing.T) {
 		t.Errorf("backing directory holds %v, want only the IV file", ents)
 	}
 }
+
+// TestSystemXattrPermissions: through a root-run -allow_other mount, a user
+// may set or remove system.* attributes (stored as encrypted user.
+// attributes) only on files they may write, and POSIX ACLs only on files
+// they own, as the kernel rules for a local filesystem say. The ACL cases
+// run side by side on a plain directory.
+func TestSystemXattrPermissions(t *testing.T) {
+	tf := mountAllowOther(t, false)
+	plain := plainDir(t)
+	for _, base := range []string{plain, tf.mnt} {
+		for _, f := range []struct {
+			name string
+			mode uint32
+			uid  int
+		}{{"ro", 0o644, 0}, {"rw", 0o666, 0}, {"mine", 0o644, callerUid}} {
+			p := filepath.Join(base, f.name)
+			mustWrite(t, p, nil)
+			must(t, unix.Chmod(p, f.mode))
+			must(t, os.Chown(p, f.uid, 0))
+		}
+	}
+	// Set by root before, to test removal.
+	must(t, unix.Setxattr(tf.path("ro"), "system.gocryptfs_test", []byte("root"), 0))
+
+	denied := func(base, script, want string) {
+		t.Helper()
+		out, err := runAs(base, callerUid, callerGid, nil, script)
+		if err == nil || !strings.Contains(string(out), want) {
+			t.Errorf("%s in %s: %v: %s; want %q", script, base, err, out, want)
+		}
+	}
+	allowed := func(base, script string) {
+		t.Helper()
+		if out, err := runAs(base, callerUid, callerGid, nil, script); err != nil {
+			t.Errorf("%s in %s: %v: %s", script, base, err, out)
+		}
+	}
+	// system.* other than ACLs: write permission.
+	denied(tf.mnt, "setfattr -n system.gocryptfs_test -v x ro", "ermission denied")
+	denied(tf.mnt, "setfattr -x system.gocryptfs_test ro", "ermission denied")
+	allowed(tf.mnt, "setfattr -n system.gocryptfs_test -v x rw && setfattr -x system.gocryptfs_test rw")
+	allowed(tf.mnt, "setfattr -n system.gocryptfs_test -v x mine")
+	v := make([]byte, 16)
+	if n, err := unix.Getxattr(tf.path("ro"), "system.gocryptfs_test", v); err != nil || string(v[:n]) != "root" {
+		t.Errorf("system.gocryptfs_test of ro: %q, %v; want the value root set", v[:max(n, 0)], err)
+	}
+	if _, err := unix.Getxattr(tf.path("rw"), "system.gocryptfs_test", v); err != unix.ENODATA {
+		t.Errorf("system.gocryptfs_test of rw after removal: %v", err)
+	}
+	// POSIX ACLs: only the owner, even with write permission.
+	acl := fmt.Sprintf("setfacl -m u:%d:rw ", callerGid)
+	for _, base := range []string{plain, tf.mnt} {
+		denied(base, acl+"rw", "not permitted")
+		denied(base, acl+"ro", "not permitted")
+		allowed(base, acl+"mine")
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
