@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -26,10 +25,9 @@ type file struct {
 
 // openBacking opens the backing regular file cName in dirfd for a
 // plaintext open with flags. Writable opens use O_RDWR (read-modify-write
-// needs to read). If that fails with EACCES on a file we own that lacks
-// owner-read permission (a write-only 0200 file), read permission is added
-// for the duration of the open and removed again, as the reference does.
-// As root the open succeeds without this.
+// needs to read). If that fails with EACCES, the file may be one we own
+// that lacks owner-read permission (a write-only 0200 file): see
+// openWriteOnly. As root the open succeeds without this.
 func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error) {
 	bflags := unix.O_RDONLY
 	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0 {
@@ -43,28 +41,7 @@ func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error)
 	if !errors.Is(err, syscall.EACCES) || bflags&unix.O_ACCMODE != unix.O_RDWR {
 		return fd, err
 	}
-	var st unix.Stat_t
-	if syscallcompat.Fstatat(dirfd, cName, &st) != nil || int(st.Uid) != os.Geteuid() ||
-		st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Mode&0o400 != 0 || st.Mode&0o200 == 0 {
-		return fd, err
-	}
-	orig := st.Mode & 0o7777
-	if syscallcompat.Fchmodat(dirfd, cName, orig|0o400) != nil {
-		return fd, err
-	}
-	fd, err2 := syscallcompat.OpenFileAt(dirfd, cName, bflags)
-	if err2 == nil {
-		err2 = syscallcompat.Fchmod(fd, orig)
-		if err2 != nil {
-			syscallcompat.Close(fd)
-		}
-	} else {
-		syscallcompat.Fchmodat(dirfd, cName, orig)
-	}
-	if err2 != nil {
-		return -1, err2
-	}
-	return fd, nil
+	return rn.openWriteOnly(dirfd, cName, bflags, err)
 }
 
 // newFile wraps a backing fd in a file handle and counts it as open. On

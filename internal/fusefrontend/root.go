@@ -99,6 +99,8 @@ type RootNode struct {
 	dirCache *dirCache
 	table    *contentio.Table
 	warned   warnLog
+	// chmodLocks serializes the temporary chmods of openWriteOnly.
+	chmodLocks inodeLocks
 
 	// readResults avoids an allocation per READ reply.
 	readResults fuseutil.ReadResults
