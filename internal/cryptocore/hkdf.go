@@ -42,7 +42,7 @@ func (p *prk) expand(info string, n int) []byte {
 		if i > 1 {
 			m.write(t[:])
 		}
-		m.writeString(info)
+		m.write([]byte(info)) // not secret: the copy may linger
 		m.write([]byte{i})
 		m.sum((*prk)(&t))
 		out = append(out, t[:]...)
@@ -84,8 +84,7 @@ func (m *hmacSHA256) init(key []byte) {
 	clear(ipad[:])
 }
 
-func (m *hmacSHA256) write(p []byte)       { m.h.write(p) }
-func (m *hmacSHA256) writeString(s string) { m.h.writeString(s) }
+func (m *hmacSHA256) write(p []byte) { m.h.write(p) }
 
 func (m *hmacSHA256) sum(out *prk) {
 	var inner [sha256Size]byte
@@ -140,19 +139,6 @@ func (s *sha256State) write(p []byte) {
 		k := copy(s.buf[s.n:], p)
 		s.n += k
 		p = p[k:]
-		if s.n == sha256Block {
-			s.block()
-			s.n = 0
-		}
-	}
-}
-
-func (s *sha256State) writeString(str string) {
-	s.len += uint64(len(str))
-	for len(str) > 0 {
-		k := copy(s.buf[s.n:], str)
-		s.n += k
-		str = str[k:]
 		if s.n == sha256Block {
 			s.block()
 			s.n = 0

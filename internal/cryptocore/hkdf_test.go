@@ -33,7 +33,7 @@ func TestSHA256(t *testing.T) {
 		}
 		s.reset()
 		for i := range l {
-			s.writeString(string(msg[i : i+1]))
+			s.write(msg[i : i+1])
 		}
 		s.sum(&got)
 		if got != want {
