@@ -9,11 +9,12 @@
 // recovers from panics and answers EIO, so a bug triggered by one request
 // never unmounts the filesystem.
 //
-// Ownership: running as root with Args.AllowOther, new entries (and their
-// long-name companion files) are created with the filesystem identity of
-// the calling process (fsuid, fsgid, supplementary groups; see asCaller),
-// so the kernel picks owner and group (set-group-ID directories), checks
-// permissions and applies quota as for the caller. For mkdir that includes
+// Ownership: running as root with Args.AllowOther, the entries that
+// create, mkdir, mknod and symlink make (with their long-name companion
+// files) are created with the filesystem identity of the calling process
+// (fsuid, fsgid, supplementary groups; see asCaller), so the kernel picks
+// owner and group (set-group-ID directories), checks permissions and
+// applies quota as for the caller. For mkdir that includes
 // the new directory's gocryptfs.diriv, which is owned like its directory so
 // that the owner can later remove the directory with nothing left behind
 // that they do not own.
