@@ -35,10 +35,10 @@ func mountAllowOther(t *testing.T, acl bool) *testFS {
 	testutil.RequireFuse(t)
 	cipher := t.TempDir()
 	os.Chmod(cipher, 0o777)
+	// AllowOther gives allow_other and default_permissions (package
+	// mountopts); -acl only adds EnableAcl.
 	tf := mountExistingOpts(t, testConfig{args: Args{AllowOther: true}}, cipher, true, func(o *fuse.MountOptions) {
-		o.AllowOther = true
 		o.EnableAcl = acl
-		o.Options = append(o.Options, "default_permissions")
 	})
 	os.Chmod(filepath.Dir(tf.mnt), 0o755)
 	return tf

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
 	"gocryptfs/internal/testutil/coretest"
@@ -117,7 +118,7 @@ func serveAsUser(t *testing.T, mnt, cipher string) *testFS {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := &fs.Options{NullPermissions: true}
+	opts := mountopts.Build(mountopts.Params{CipherDir: cipher, SharedStorage: true})
 	srv, err := fs.Mount("/dev/fd/3", rn, opts)
 	if err != nil {
 		t.Fatal("serve:", err)
