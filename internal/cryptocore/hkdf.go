@@ -23,7 +23,7 @@ type prk [32]byte
 func extract(ikm []byte) *prk {
 	var zeroSalt [32]byte
 	out := new(prk)
-	var m hmacSHA256
+	m := newHMACState()
 	m.init(zeroSalt[:])
 	m.write(ikm)
 	m.sum(out)
@@ -34,9 +34,13 @@ func extract(ikm []byte) *prk {
 // expand returns n bytes of HKDF-Expand(p, info). n must be at most
 // 255*32.
 func (p *prk) expand(info string, n int) []byte {
+	if n > 255*sha256Size {
+		// RFC 5869's limit; no caller asks for more than 64 bytes.
+		panic("cryptocore: HKDF output too long")
+	}
 	out := make([]byte, 0, n+sha256Size)
 	var t [sha256Size]byte
-	var m hmacSHA256
+	m := newHMACState()
 	for i := byte(1); len(out) < n; i++ {
 		m.init(p[:])
 		if i > 1 {
@@ -59,6 +63,13 @@ const (
 	sha256Size  = 32
 	sha256Block = 64
 )
+
+// newHMACState allocates HMAC state on the heap, where the garbage
+// collector never moves it. On the stack, a stack growth while it holds
+// key material would copy it and free the old copy without clearing it.
+//
+//go:noinline
+func newHMACState() *hmacSHA256 { return new(hmacSHA256) }
 
 // hmacSHA256 is HMAC-SHA256 for keys of at most one block (all that HKDF
 // with SHA-256 and a 32-byte PRK or salt needs).
