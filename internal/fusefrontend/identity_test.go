@@ -85,7 +85,8 @@ func ownerModes(t *testing.T, dir string, names []string) map[string]string {
 // TestSetgidDirAllowOther creates entries in a set-group-ID directory as
 // a user who is not a member of its group, through a root-run -allow_other
 // mount (with and without -acl) and side by side on a plain directory:
-// files, directories, symlinks and FIFOs get the directory's group, new
+// files, directories, symlinks, FIFOs and device nodes (made by root with
+// another primary group) get the directory's group, new
 // directories also the set-group-ID bit, exactly as on the backing
 // filesystem. The backing entries, the new directory's gocryptfs.diriv
 // included, belong to the caller.
@@ -95,7 +96,7 @@ func TestSetgidDirAllowOther(t *testing.T) {
 			tf := mountAllowOther(t, acl)
 			plain := plainDir(t)
 			long := strings.Repeat("L", 200) // stored under a hashed name
-			names := []string{"f", "d", "s", "p", "d/sub", "d/g", "x", long}
+			names := []string{"f", "d", "s", "p", "d/sub", "d/g", "x", long, "dev"}
 			script := "cd sg && touch f && mkdir d && ln -s f s && mkfifo p && mkdir d/sub && touch d/g && mkdir -m 0700 x && touch " + long
 			got := make(map[string]map[string]string)
 			for _, base := range []string{plain, tf.mnt} {
@@ -112,6 +113,10 @@ func TestSetgidDirAllowOther(t *testing.T) {
 				if out, err := runAs(base, callerUid, callerGid, nil, script); err != nil {
 					t.Fatalf("%s: %v: %s", base, err, out)
 				}
+				// Device nodes need CAP_MKNOD: root, with another group.
+				if out, err := runAs(base, 0, callerGid, nil, "mknod sg/dev c 1 3"); err != nil {
+					t.Fatalf("%s: %v: %s", base, err, out)
+				}
 				got[base] = ownerModes(t, sg, names)
 			}
 			for _, n := range names {
@@ -120,7 +125,7 @@ func TestSetgidDirAllowOther(t *testing.T) {
 				}
 			}
 			// The plain directory must show what the test is about.
-			want := map[string]string{"f": "1234:4321 0644", "d": "1234:4321 2755", "d/sub": "1234:4321 2755", "x": "1234:4321 2700"}
+			want := map[string]string{"f": "1234:4321 0644", "d": "1234:4321 2755", "d/sub": "1234:4321 2755", "x": "1234:4321 2700", "dev": "0:4321 0644"}
 			for n, w := range want {
 				if got[plain][n] != w {
 					t.Errorf("plain %s: %s, want %s (unexpected kernel behaviour)", n, got[plain][n], w)
