@@ -17,6 +17,9 @@ command -v gcc >/dev/null || missing+=(gcc)
 [[ -e /usr/include/openssl/evp.h ]] || missing+=(libssl-dev)
 command -v logger >/dev/null || missing+=(bsdutils)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
+# setfacl and setfattr: the multi-user permission tests of fusefrontend.
+command -v setfacl >/dev/null || missing+=(acl)
+command -v setfattr >/dev/null || missing+=(attr)
 # By path, not by PATH: a gocryptfs we installed ourselves is no reference.
 [[ -x /usr/bin/gocryptfs ]] || missing+=(gocryptfs)
 
