@@ -84,7 +84,7 @@ func dispatch(e *env) error {
 	}
 	e.logSwitch = tlog.NewSwitch(tlog.New(tlog.Options{
 		Stdout: e.stdout, Stderr: e.stderr,
-		Quiet: a.quiet, Debug: a.debug, Color: e.color, WPanic: a.wpanic,
+		Quiet: a.quiet || a.json, Debug: a.debug, Color: e.color, WPanic: a.wpanic,
 	}).Handler())
 	e.log = slog.New(e.logSwitch)
 	switch {

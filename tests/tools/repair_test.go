@@ -212,7 +212,9 @@ func TestRepairCLI(t *testing.T) {
 	r := gocryptfs(t, append(append([]string{"-fsck"}, masterkeyArgs(t)...), dir)...)
 	testutil.Expect(t, r, 26)
 	orig := snapshot(t, dir)
-	r = runRepair(t, dir, nil, "-json")
+	// Without -q: -json keeps stdout pure JSON by itself.
+	args := append(append([]string{"-fsck", "-repair", "-json"}, masterkeyArgs(t)...), dir)
+	r = gocryptfs(t, args...)
 	testutil.Expect(t, r, 0)
 	kinds := map[string]bool{}
 	actions := map[string]int{}
