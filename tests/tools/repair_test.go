@@ -25,6 +25,9 @@ import (
 // repairVector is the reference vector the faults are planted in.
 const repairVector = "v1.3"
 
+// refBin is Debian's gocryptfs 2.3, the reference implementation.
+const refBin = "/usr/bin/gocryptfs"
+
 // faultyTree copies the reference vector and plants one fault of every
 // kind -repair handles, next to healthy content. It returns the
 // CIPHERDIR and the core to decrypt it with.
@@ -269,15 +272,22 @@ func TestRepairCLI(t *testing.T) {
 	}
 }
 
-// TestRepairRefusesMounted: -repair on a mounted CIPHERDIR exits 11 and
-// changes nothing.
+// TestRepairRefusesMounted: -repair on a CIPHERDIR mounted by either
+// implementation exits 11 and changes nothing.
 func TestRepairRefusesMounted(t *testing.T) {
-	dir, _ := faultyTree(t)
-	mountFS(t, dir)
-	sum := testutil.TreeSum(t, dir)
-	testutil.Expect(t, runRepair(t, dir, nil), 11, "is mounted")
-	if testutil.TreeSum(t, dir) != sum {
-		t.Error("refused repair changed the tree")
+	for name, bin := range map[string]string{"ours": gocryptfsBin, "reference": refBin} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := os.Stat(bin); err != nil {
+				t.Skipf("reference binary: %v", err)
+			}
+			dir, _ := faultyTree(t)
+			testutil.MountFS(t, bin, dir, "-q", "-extpass", "echo "+testutil.Password)
+			sum := testutil.TreeSum(t, dir)
+			testutil.Expect(t, runRepair(t, dir, nil), 11, "is mounted")
+			if testutil.TreeSum(t, dir) != sum {
+				t.Error("refused repair changed the tree")
+			}
+		})
 	}
 }
 
@@ -380,7 +390,6 @@ func mountedView(t *testing.T, mnt string) map[string]string {
 // directory and reads every file, with the same contents our mount and
 // the core show; neither mount shows the quarantine.
 func TestRepairReferenceMounts(t *testing.T) {
-	const refBin = "/usr/bin/gocryptfs"
 	if _, err := os.Stat(refBin); err != nil {
 		t.Skipf("reference binary: %v", err)
 	}
