@@ -267,8 +267,12 @@ func (cf *ConfFile) setFlag(f FeatureFlag, on bool) {
 // checked only when it is used, so that one damaged slot does not lock out
 // the others.
 func (cf *ConfFile) validateSlotLayout() error {
-	if len(cf.KeySlots) > MaxKeySlots {
-		return invalid(RuleKeySlots, "%d key slots, at most %d are allowed", len(cf.KeySlots), MaxKeySlots)
+	n := len(cf.KeySlots)
+	if !cf.IsFeatureFlagSet(FlagKeySlots) {
+		n++ // slot 0 in the reference's fields
+	}
+	if n > MaxKeySlots {
+		return invalid(RuleKeySlots, "%d key slots, at most %d are allowed", n, MaxKeySlots)
 	}
 	if !cf.IsFeatureFlagSet(FlagKeySlots) {
 		return nil
