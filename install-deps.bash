@@ -15,6 +15,8 @@ command -v gcc >/dev/null || missing+=(gcc)
 [[ -e /usr/include/openssl/evp.h ]] || missing+=(libssl-dev)
 command -v logger >/dev/null || missing+=(bsdutils)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
+# Debian's gocryptfs 2.3 is the reference the key-slot tests run against.
+[[ -x /usr/bin/gocryptfs ]] || missing+=(gocryptfs)
 
 if ((${#missing[@]} > 0)); then
 	echo "install-deps.bash: installing ${missing[*]}"
