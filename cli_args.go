@@ -597,6 +597,7 @@ const shortHelp = `Usage: gocryptfs -init|-passwd|-info [OPTIONS] CIPHERDIR
   or   gocryptfs [OPTIONS] CIPHERDIR MOUNTPOINT [-o COMMA-SEPARATED-OPTIONS]
 
 Options:
+  -addkey            Add a key slot (password, -newkeyfile FILE, -newfido2 DEV)
   -aessiv            AES-SIV encryption (with -init)
   -allow_other       Allow other users to access the mount
   -config FILE       Use specified config file instead of CIPHERDIR/gocryptfs.conf
@@ -611,6 +612,7 @@ Options:
   -idle, -i DURATION Unmount automatically after DURATION of inactivity
   -init              Initialize encrypted directory
   -info              Display information about encrypted directory
+  -keyfile FILE      Unlock with a key-file slot
   -masterkey         Mount with explicit master key instead of password
   -nonempty          Allow mounting over non-empty directory
   -nosyslog          Do not redirect log messages to syslog
@@ -618,6 +620,7 @@ Options:
   -passwd            Change password
   -plaintextnames    Do not encrypt file names (with -init)
   -q, -quiet         Silence informational messages
+  -removekey         Remove the key slot that the given secret opens
   -reverse           Enable reverse mode
   -ro                Mount read-only
   -speed             Run crypto speed test
