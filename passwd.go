@@ -9,7 +9,7 @@ import (
 	"gocryptfs/internal/tlog"
 )
 
-// changePassword implements -passwd (CLI.md 6.6, FORMAT.md 2.8): unlock the
+// changePassword implements -passwd (docs/cli.md 6.6, docs/format.md 2.8): unlock the
 // master key with the old secret and re-wrap the key slot that it opened
 // with a new password (or, for a key-file slot, the -newkeyfile); the
 // other slots stay as they are. With -masterkey/-zerokey the first slot is

@@ -12,7 +12,7 @@ import (
 )
 
 // DecryptMasterKey unwraps the master key of slot 0 with password: for a
-// reference-format slot (FORMAT.md 2.4–2.6) scrypt → KEK (HKDF-derived with
+// reference-format slot (docs/format.md 2.4–2.6) scrypt → KEK (HKDF-derived with
 // the HKDF flag, else the scrypt output itself) → AES-256-GCM open with a
 // 16-byte (12 without HKDF) nonce and 8 zero bytes of associated data.
 // Unlock tries every slot.
@@ -139,7 +139,7 @@ func (cf *ConfFile) slotAEAD(s *KeySlot, secret []byte) (cipher.AEAD, error) {
 	return cipher.NewGCMWithNonceSize(block, cf.slotNonceLen(s))
 }
 
-// deriveKEK computes the key-encryption key: FORMAT.md 2.5 for a
+// deriveKEK computes the key-encryption key: docs/format.md 2.5 for a
 // reference-format slot, HKDF(KDF output, slotKEKInfo) otherwise.
 func (cf *ConfFile) deriveKEK(s *KeySlot, secret []byte) ([]byte, error) {
 	var out []byte
