@@ -269,7 +269,11 @@ func (cf *ConfFile) Info() string {
 	line("Creator", "%s", cf.Creator)
 	line("FeatureFlags", "%s", strings.Join(flags, " "))
 	line("EncryptedKey", "%dB", len(cf.EncryptedKey))
-	line("ScryptObject", "Salt=%dB N=%d R=%d P=%d KeyLen=%d", len(s.Salt), s.N, s.R, s.P, s.KeyLen)
+	if cf.IsFeatureFlagSet(FlagKeySlots) {
+		line("ScryptObject", "unused placeholder (all key slots are in KeySlots)")
+	} else {
+		line("ScryptObject", "Salt=%dB N=%d R=%d P=%d KeyLen=%d", len(s.Salt), s.N, s.R, s.P, s.KeyLen)
+	}
 	line("contentEncryption", "%s", cf.ContentCipher())
 	if cf.hasSlotData() {
 		slots := cf.Slots()

@@ -317,6 +317,20 @@ func TestSlotsCreate(t *testing.T) {
 	if got, err := cf.DecryptMasterKey([]byte("pw")); err != nil || !bytes.Equal(got, mk) {
 		t.Fatal(err)
 	}
+	// -init -fido2 -argon2id: a FIDO2 slot in KeySlots, no FIDO2 flag.
+	fido := &FIDO2Params{CredentialID: []byte("c"), HMACSalt: []byte("s")}
+	cf, mk, err = Create(CreateArgs{Password: []byte("hmac"), FIDO2: fido, Slot: &SlotSpec{Argon2id: &cheapArgon2id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf = reparse(t, cf)
+	if !cf.IsFeatureFlagSet(FlagKeySlots) || cf.IsFeatureFlagSet(FlagFIDO2) || cf.FIDO2 != nil || cf.KeySlots[0].Kind != SlotFIDO2 {
+		t.Fatalf("fido2 argon2id init: %v %+v", cf.FeatureFlags, cf.KeySlots)
+	}
+	mustUnlock(t, cf, SlotFIDO2, "hmac", mk, 0)
+	if !strings.Contains(cf.Info(), "ScryptObject:      unused placeholder") {
+		t.Errorf("Info:\n%s", cf.Info())
+	}
 	// Costs out of range are refused before anything is wrapped.
 	weak := Argon2idParams{Time: 1, Memory: 1024, Threads: 1}
 	if _, _, err := Create(CreateArgs{Password: []byte("pw"), Slot: &SlotSpec{Argon2id: &weak}}); !errors.Is(err, ErrArgon2idParams) {

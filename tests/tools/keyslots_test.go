@@ -392,3 +392,29 @@ func TestKeySlotsErrors(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestKeySlotsReverse: slots work on the reverse-mode config too.
+func TestKeySlotsReverse(t *testing.T) {
+	plain := testutil.NewDir(t, "plain")
+	if err := os.WriteFile(filepath.Join(plain, "a.txt"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Expect(t, gocryptfs(t, "-init", "-reverse", "-q", "-scryptn", "10", "-extpass", "echo test", plain), 0)
+	kf := writeFile(t, "key", []byte("reverse key"))
+	testutil.Expect(t, gocryptfs(t, "-addkey", "-reverse", "-scryptn", "10", "-extpass", "echo test", "-newkeyfile", kf, plain), 0, "Key slot 1 (keyfile) added.")
+	testutil.Expect(t, gocryptfs(t, "-info", "-reverse", plain), 0, "KeySlots:          2", "slot 1:          keyfile scrypt")
+	mnt := mountFS2(t, plain, "-reverse", "-keyfile", kf)
+	entries, err := os.ReadDir(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encrypted := 0 // besides gocryptfs.conf and gocryptfs.diriv: the encrypted a.txt
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "gocryptfs.") {
+			encrypted++
+		}
+	}
+	if encrypted != 1 {
+		t.Fatalf("reverse view: %v", entries)
+	}
+}
