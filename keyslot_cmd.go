@@ -31,16 +31,6 @@ func secretKind(a *argContainer) configfile.SlotKind {
 	return configfile.SlotPassword
 }
 
-// hasSlotKind reports whether cf has a slot of kind k.
-func hasSlotKind(cf *configfile.ConfFile, k configfile.SlotKind) bool {
-	for _, x := range cf.SlotKinds() {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
-
 // readKeyFile returns the bytes of a key file (the whole file is the
 // secret). Empty and oversized files are refused with exit 9, like an
 // unreadable password.
@@ -72,8 +62,8 @@ func readKeyFile(path string) ([]byte, error) {
 // fitting slot is damaged or too weak, 31 for FIDO2 failures.
 func unlockConfig(e *env, a *argContainer, cf *configfile.ConfFile) ([]byte, int, error) {
 	kind := secretKind(a)
-	if !hasSlotKind(cf, kind) {
-		if hasSlotKind(cf, configfile.SlotFIDO2) && kind == configfile.SlotPassword {
+	if !cf.HasSlotKind(kind) {
+		if cf.HasSlotKind(configfile.SlotFIDO2) && kind == configfile.SlotPassword {
 			return nil, -1, exitcodes.Errorf(exitcodes.Usage, "Masterkey encrypted using FIDO2 token; need to use the -fido2 option.")
 		}
 		return nil, -1, exitcodes.Errorf(exitcodes.Usage, "This filesystem has no %s key slot (it has: %v); use -passfile/-extpass, -keyfile or -fido2 accordingly.",
@@ -288,6 +278,9 @@ func removeKey(e *env, a *argContainer) error {
 func (a *argContainer) validateKeySlotArgs() error {
 	if a.keyfile != "" && (len(a.extpass) > 0 || len(a.passfile) > 0 || a.fido2 != "" || a.masterkey != "" || a.zerokey) {
 		return errors.New("-keyfile cannot be combined with -extpass, -passfile, -fido2, -masterkey or -zerokey")
+	}
+	if a.keyfile != "" && a.init {
+		return errors.New("-keyfile unlocks an existing filesystem; create one with a password, then -addkey -newkeyfile")
 	}
 	if a.newfido2 != "" && a.newkeyfile != "" {
 		return errors.New("-newfido2 and -newkeyfile cannot be used at the same time")

@@ -487,6 +487,16 @@ func (cf *ConfFile) SlotKinds() []SlotKind {
 	return kinds
 }
 
+// HasSlotKind reports whether the config has a slot of kind k.
+func (cf *ConfFile) HasSlotKind(k SlotKind) bool {
+	for _, x := range cf.SlotKinds() {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
 // slotAAD is the associated data of the slot's wrap: the reference's eight
 // zero bytes for a reference-format slot, else the prefix and the slot's
 // JSON without the wrapped key.

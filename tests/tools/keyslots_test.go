@@ -127,6 +127,14 @@ func TestKeySlotsReference(t *testing.T) {
 	testutil.Expect(t, gocryptfs(t, "-fsck", "-d", "-extpass", "echo second", dir), 0, "Key slot 1 (password) matched")
 	testutil.Expect(t, gocryptfs(t, "-fsck", "-d", "-keyfile", kf, dir), 0, "Key slot 2 (keyfile) matched")
 	opens(t, gocryptfsBin, dir, false, "-extpass", "echo wrong")
+	// gocryptfs-xray -dumpmasterkey opens any password slot.
+	conf := filepath.Join(dir, "gocryptfs.conf")
+	k0, k1 := xray(t, "test\n", "-dumpmasterkey", conf), xray(t, "second\n", "-dumpmasterkey", conf)
+	testutil.Expect(t, k0, 0)
+	if k1.Code != 0 || k1.Stdout != k0.Stdout || len(k0.Stdout) != 65 {
+		t.Errorf("-dumpmasterkey: slot 0 %v, slot 1 %v", k0, k1)
+	}
+	testutil.Expect(t, xray(t, "wrong\n", "-dumpmasterkey", conf), 8, "Password incorrect.")
 
 	t.Run("mount", func(t *testing.T) {
 		// Written through the reference, read through our second slot.
@@ -383,6 +391,7 @@ func TestKeySlotsErrors(t *testing.T) {
 		{"-fsck", "-argon2id", dir},
 		{"-addkey", "-newkeyfile", kf, "-newfido2", "/dev/x", dir},
 		{"-removekey", "-zerokey", dir},
+		{"-init", "-keyfile", kf, testutil.NewDir(t, "new")},
 	} {
 		testutil.Expect(t, gocryptfs(t, args...), 1)
 	}
