@@ -242,6 +242,24 @@ func TestSlotsTamper(t *testing.T) {
 			}
 		})
 	}
+	// Slot 0 in the reference's fields damaged: the extra slots still open.
+	for name, edit := range map[string]func(cf *ConfFile){
+		"flipped": func(cf *ConfFile) { cf.EncryptedKey[40] ^= 1 },
+		"short":   func(cf *ConfFile) { cf.EncryptedKey = cf.EncryptedKey[:10] },
+		"salt":    func(cf *ConfFile) { cf.ScryptObject.Salt[3] ^= 1 },
+	} {
+		cf, err := Parse(good)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(cf)
+		cf = reparse(t, cf)
+		if _, _, err := cf.Unlock(SlotPassword, same("test")); !errors.Is(err, ErrWrongPassword) {
+			t.Errorf("slot 0 %s: %v", name, err)
+		}
+		mustUnlock(t, cf, SlotPassword, "one", mk, 1)
+		mustUnlock(t, cf, SlotPassword, "two", mk, 2)
+	}
 	// Weak parameters in the only slot of a kind: the slot's validation
 	// error (exit 27 on the command line), no KDF run.
 	cf2, _ := Parse(good)

@@ -427,3 +427,19 @@ func TestKeySlotsReverse(t *testing.T) {
 		t.Fatalf("reverse view: %v", entries)
 	}
 }
+
+// TestKeySlotsReferencePasswd documents what the README warns about: the
+// reference's -passwd rewrites the config without the fields it does not
+// know, so the extra slots are gone afterwards.
+func TestKeySlotsReferencePasswd(t *testing.T) {
+	requireRef(t)
+	dir := initFS(t)
+	testutil.Expect(t, gocryptfsIn(t, "test\nsecond\n", "-addkey", "-scryptn", "10", dir), 0)
+	r := testutil.Run(t, testutil.RunOptions{Stdin: "test\nnew\n"}, refBin, "-passwd", dir)
+	testutil.Expect(t, r, 0, "Password changed.")
+	if m := confJSON(t, dir); m["KeySlots"] != nil {
+		t.Fatalf("the reference kept KeySlots: %v", m)
+	}
+	opens(t, gocryptfsBin, dir, true, "-extpass", "echo new")
+	opens(t, gocryptfsBin, dir, false, "-extpass", "echo second")
+}
