@@ -110,9 +110,11 @@ func slotSeeds(f *testing.F) [][]byte {
 		}
 	}
 	multi, _ := cf.Marshal()
+	// A slot with a value of the wrong JSON type (kept, unusable).
+	broken := bytes.Replace(multi, []byte(`"Label": "argon"`), []byte(`"Label": 7`), 1)
 	if err := cf.RemoveSlot(0); err != nil {
 		f.Fatal(err)
 	}
 	flagged, _ := cf.Marshal()
-	return [][]byte{multi, flagged}
+	return [][]byte{multi, broken, flagged}
 }

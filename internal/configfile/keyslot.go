@@ -95,6 +95,34 @@ type KeySlot struct {
 	// legacy marks a slot wrapped in the reference's format (slot 0 in
 	// EncryptedKey/ScryptObject).
 	legacy bool
+	// raw and broken keep a slot whose JSON did not fit the fields (e.g.
+	// a string where a number belongs): it is written back unchanged and
+	// is unusable, while the other slots still work.
+	raw    json.RawMessage
+	broken string
+}
+
+// plainSlot is KeySlot without its JSON methods.
+type plainSlot KeySlot
+
+// UnmarshalJSON decodes a slot; a slot whose values have the wrong JSON
+// types is kept as broken instead of failing the whole config.
+func (s *KeySlot) UnmarshalJSON(b []byte) error {
+	var p plainSlot
+	if err := json.Unmarshal(b, &p); err != nil {
+		*s = KeySlot{raw: append(json.RawMessage(nil), b...), broken: err.Error()}
+		return nil
+	}
+	*s = KeySlot(p)
+	return nil
+}
+
+// MarshalJSON encodes a slot; a broken one is written back as it was read.
+func (s KeySlot) MarshalJSON() ([]byte, error) {
+	if s.broken != "" {
+		return s.raw, nil
+	}
+	return json.Marshal(plainSlot(s))
 }
 
 // ReferenceFormat reports whether the slot is wrapped in the reference's
@@ -106,6 +134,9 @@ func (s *KeySlot) ReferenceFormat() bool { return s.legacy }
 // as weak scrypt parameters are), the FIDO2 credential of a fido2 slot.
 // It does not check the wrapped key's length; opening does.
 func (s *KeySlot) Validate() error {
+	if s.broken != "" {
+		return invalid(RuleKeySlots, "key slot cannot be decoded: %s", s.broken)
+	}
 	switch s.Kind {
 	case SlotPassword, SlotKeyFile:
 		if s.FIDO2 != nil {

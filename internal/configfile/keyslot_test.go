@@ -242,6 +242,32 @@ func TestSlotsTamper(t *testing.T) {
 			}
 		})
 	}
+	// A slot whose JSON has wrong types is kept, written back as it was and
+	// unusable; the config still loads and the other slots open.
+	broken := bytes.Replace(good, []byte(`"Label": "one"`), []byte(`"Label": 1, "KDF": ["x"]`), 1)
+	if bytes.Equal(broken, good) {
+		t.Fatal("test setup: label not found")
+	}
+	cfb, err := Parse(broken)
+	if err != nil {
+		t.Fatalf("config with a broken slot refused: %v", err)
+	}
+	if _, _, err := cfb.Unlock(SlotPassword, same("one")); !errors.Is(err, ErrWrongPassword) {
+		t.Errorf("broken slot: %v", err)
+	}
+	mustUnlock(t, cfb, SlotPassword, "two", mk, 2)
+	if !strings.Contains(cfb.Info(), "slot 1:          ") || !strings.Contains(cfb.Info(), "UNUSABLE: key slot cannot be decoded") {
+		t.Errorf("Info:\n%s", cfb.Info())
+	}
+	if _, err := cfb.AddSlot(mk, []byte("three"), SlotSpec{Kind: SlotPassword, ScryptLogN: ScryptMinLogN}); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := cfb.Marshal()
+	if !bytes.Contains(out, []byte(`"KDF": [`)) {
+		t.Errorf("broken slot not written back:\n%s", out)
+	}
+	mustUnlock(t, reparse(t, cfb), SlotPassword, "three", mk, 3)
+
 	// Slot 0 in the reference's fields damaged: the extra slots still open.
 	for name, edit := range map[string]func(cf *ConfFile){
 		"flipped": func(cf *ConfFile) { cf.EncryptedKey[40] ^= 1 },
