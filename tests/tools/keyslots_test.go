@@ -266,7 +266,8 @@ func TestKeySlotsTamper(t *testing.T) {
 			k[30] ^= 1
 			s["EncryptedKey"] = base64.StdEncoding.EncodeToString(k)
 		},
-		"scrypt N": func(s map[string]any) { s["Scrypt"].(map[string]any)["N"] = 2048 },
+		"scrypt N":  func(s map[string]any) { s["Scrypt"].(map[string]any)["N"] = 2048 },
+		"json type": func(s map[string]any) { s["Scrypt"] = "not an object" },
 	}
 	for name, edit := range edits {
 		t.Run(name, func(t *testing.T) {
