@@ -46,6 +46,14 @@ func initFS(e *env, a *argContainer) error {
 	if len(a.extpass) == 0 && a.fido2 == "" {
 		e.log.Info("Choose a password for protecting your files.")
 	}
+	var slot *configfile.SlotSpec
+	if a.argon2id || a.label != "" {
+		spec, err := newSlotSpec(a, configfile.SlotPassword)
+		if err != nil {
+			return err
+		}
+		slot = &spec
+	}
 	pw, fido2Params, err := initPassword(e, a)
 	if err != nil {
 		return err
@@ -65,6 +73,7 @@ func initFS(e *env, a *argContainer) error {
 		Reverse:            a.reverse,
 		LongNameMax:        a.longnamemax,
 		FIDO2:              fido2Params,
+		Slot:               slot,
 	})
 	if err != nil {
 		return exitcodes.Errorf(exitcodes.WriteConf, "Creating the config file failed: %v", err)

@@ -20,7 +20,8 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 # setfacl and setfattr: the multi-user permission tests of fusefrontend.
 command -v setfacl >/dev/null || missing+=(acl)
 command -v setfattr >/dev/null || missing+=(attr)
-# By path, not by PATH: a gocryptfs we installed ourselves is no reference.
+# The reference (interop and key-slot tests), by path, not by PATH: a
+# gocryptfs we installed ourselves is no reference.
 [[ -x /usr/bin/gocryptfs ]] || missing+=(gocryptfs)
 
 if ((${#missing[@]} > 0)); then

@@ -117,6 +117,10 @@ func dispatch(e *env) error {
 		return changePassword(e, a)
 	case a.fsck:
 		return runFsck(e, a)
+	case a.addkey:
+		return addKey(e, a)
+	case a.removekey:
+		return removeKey(e, a)
 	}
 	return mountAction(e, a)
 }
