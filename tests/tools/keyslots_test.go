@@ -11,25 +11,13 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// refBin is Debian's gocryptfs 2.3, the reference (install-deps.bash
-// installs it).
-const refBin = "/usr/bin/gocryptfs"
-
 // cheapArgon2id are the cheapest Argon2id costs the tests may use.
 var cheapArgon2id = []string{"-argon2id", "-argon2id-time", "1", "-argon2id-memory", "8"}
-
-// requireRef fails when the reference binary is missing: CI installs it.
-func requireRef(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(refBin); err != nil {
-		t.Fatalf("reference gocryptfs missing (install-deps.bash installs it): %v", err)
-	}
-}
 
 // ref runs the reference binary.
 func ref(t *testing.T, args ...string) testutil.Result {
 	t.Helper()
-	return testutil.Run(t, testutil.RunOptions{}, refBin, args...)
+	return testutil.Run(t, testutil.RunOptions{}, testutil.ReferenceBin, args...)
 }
 
 // gocryptfsIn runs our binary with stdin.
@@ -104,7 +92,7 @@ func flags(t *testing.T, dir string) string {
 // the first, and removing the first slot makes it refuse with exit 27
 // until -passwd moves the new first slot into its fields again.
 func TestKeySlotsReference(t *testing.T) {
-	requireRef(t)
+	testutil.RequireReference(t)
 	dir := initFS(t)
 	kf := writeFile(t, "key", []byte("key file\x00\xff\n bytes"))
 	testutil.Expect(t, gocryptfsIn(t, "test\nsecond\n", "-addkey", "-scryptn", "10", "-label", "partner", dir), 0, "Key slot 1 (password) added.")
@@ -117,8 +105,8 @@ func TestKeySlotsReference(t *testing.T) {
 	}
 
 	// The reference: first slot yes, others no; its -info still works.
-	opens(t, refBin, dir, true, "-extpass", "echo test")
-	opens(t, refBin, dir, false, "-extpass", "echo second")
+	opens(t, testutil.ReferenceBin, dir, true, "-extpass", "echo test")
+	opens(t, testutil.ReferenceBin, dir, false, "-extpass", "echo second")
 	testutil.Expect(t, ref(t, "-info", dir), 0, "ScryptObject:      Salt=32B N=1024")
 	// Ours: every slot, with the matching slot under -d.
 	for _, s := range [][]string{{"-extpass", "echo test"}, {"-extpass", "echo second"}, {"-keyfile", kf}} {
@@ -138,7 +126,7 @@ func TestKeySlotsReference(t *testing.T) {
 
 	t.Run("mount", func(t *testing.T) {
 		// Written through the reference, read through our second slot.
-		mnt := testutil.MountFS(t, refBin, dir, "-q", "-extpass", "echo test")
+		mnt := testutil.MountFS(t, testutil.ReferenceBin, dir, "-q", "-extpass", "echo test")
 		if err := os.WriteFile(filepath.Join(mnt, "f"), []byte("from ref"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +142,7 @@ func TestKeySlotsReference(t *testing.T) {
 	opens(t, gocryptfsBin, dir, false, "-extpass", "echo second")
 	opens(t, gocryptfsBin, dir, true, "-extpass", "echo second2")
 	opens(t, gocryptfsBin, dir, true, "-extpass", "echo test")
-	opens(t, refBin, dir, true, "-extpass", "echo test")
+	opens(t, testutil.ReferenceBin, dir, true, "-extpass", "echo test")
 	testutil.Expect(t, gocryptfs(t, "-info", dir), 0, `slot 1:          password scrypt N=1024 R=8 P=1 label="partner"`)
 
 	// Removing the first slot: the new first slot is slot-format, so the
@@ -175,7 +163,7 @@ func TestKeySlotsReference(t *testing.T) {
 	if f := flags(t, dir); strings.Contains(f, "KeySlots") {
 		t.Fatalf("flag kept after -passwd on slot 0: %s", f)
 	}
-	opens(t, refBin, dir, true, "-extpass", "echo third")
+	opens(t, testutil.ReferenceBin, dir, true, "-extpass", "echo third")
 	testutil.Expect(t, gocryptfs(t, "-info", dir), 0, `slot 0:          password scrypt N=1024 R=8 P=1 label="partner"`, "(reference-compatible)")
 
 	// The last slot cannot be removed.
@@ -185,7 +173,7 @@ func TestKeySlotsReference(t *testing.T) {
 	if after := confJSON(t, dir); len(after) != len(before) {
 		t.Errorf("config changed by the refused removal")
 	}
-	opens(t, refBin, dir, true, "-extpass", "echo third")
+	opens(t, testutil.ReferenceBin, dir, true, "-extpass", "echo third")
 	testutil.Expect(t, gocryptfs(t, "-fsck", "-keyfile", kf, dir), 1, "no keyfile key slot")
 }
 
@@ -199,7 +187,7 @@ func mountFS2(t *testing.T, dir string, secret ...string) string {
 // refused by the reference with exit 27; weak Argon2id parameters in a
 // hostile config are refused by us (27), weak ones asked for exit 13.
 func TestKeySlotsArgon2id(t *testing.T) {
-	requireRef(t)
+	testutil.RequireReference(t)
 	dir := testutil.NewDir(t, "cipher")
 	testutil.Expect(t, gocryptfs(t, append(append([]string{"-init", "-q", "-extpass", "echo pw", "-label", "main"}, cheapArgon2id...), dir)...), 0)
 	testutil.Expect(t, gocryptfs(t, "-info", dir), 0, "FeatureFlags:      HKDF GCMIV128 DirIV EMENames LongNames Raw64 KeySlots\n",
@@ -207,7 +195,7 @@ func TestKeySlotsArgon2id(t *testing.T) {
 	testutil.Expect(t, ref(t, "-fsck", "-extpass", "echo pw", dir), 27, `Unknown feature flag "KeySlots"`)
 	mnt := testutil.NewDir(t, "mnt")
 	testutil.RequireFuse(t)
-	testutil.Expect(t, testutil.Run(t, testutil.RunOptions{}, refBin, "-extpass", "echo pw", dir, mnt), 27)
+	testutil.Expect(t, testutil.Run(t, testutil.RunOptions{}, testutil.ReferenceBin, "-extpass", "echo pw", dir, mnt), 27)
 	if testutil.IsMounted(mnt) {
 		testutil.UnmountDir(t, mnt)
 		t.Fatal("reference mounted an Argon2id-first filesystem")
@@ -223,7 +211,7 @@ func TestKeySlotsArgon2id(t *testing.T) {
 	testutil.Expect(t, gocryptfsIn(t, "pw2\n", append([]string{"-addkey", "-extpass", "echo pw"}, append(cheapArgon2id, dir)...)...), 0, "Key slot 1 (password) added.")
 	testutil.Expect(t, gocryptfsIn(t, "pw\npw1\n", "-passwd", "-scryptn", "10", dir), 0)
 	testutil.Expect(t, gocryptfs(t, "-info", dir), 0, "slot 0:          password scrypt N=1024", "(reference-compatible)", "slot 1:          password argon2id")
-	opens(t, refBin, dir, true, "-extpass", "echo pw1")
+	opens(t, testutil.ReferenceBin, dir, true, "-extpass", "echo pw1")
 	opens(t, gocryptfsBin, dir, true, "-extpass", "echo pw2")
 
 	// Weak or absurd parameters chosen on the command line: exit 13.
@@ -433,10 +421,10 @@ func TestKeySlotsReverse(t *testing.T) {
 // reference's -passwd rewrites the config without the fields it does not
 // know, so the extra slots are gone afterwards.
 func TestKeySlotsReferencePasswd(t *testing.T) {
-	requireRef(t)
+	testutil.RequireReference(t)
 	dir := initFS(t)
 	testutil.Expect(t, gocryptfsIn(t, "test\nsecond\n", "-addkey", "-scryptn", "10", dir), 0)
-	r := testutil.Run(t, testutil.RunOptions{Stdin: "test\nnew\n"}, refBin, "-passwd", dir)
+	r := testutil.Run(t, testutil.RunOptions{Stdin: "test\nnew\n"}, testutil.ReferenceBin, "-passwd", dir)
 	testutil.Expect(t, r, 0, "Password changed.")
 	if m := confJSON(t, dir); m["KeySlots"] != nil {
 		t.Fatalf("the reference kept KeySlots: %v", m)

@@ -25,9 +25,6 @@ import (
 // repairVector is the reference vector the faults are planted in.
 const repairVector = "v1.3"
 
-// refBin is Debian's gocryptfs 2.3, the reference implementation.
-const refBin = "/usr/bin/gocryptfs"
-
 // faultyTree copies the reference vector and plants one fault of every
 // kind -repair handles, next to healthy content. It returns the
 // CIPHERDIR and the core to decrypt it with.
@@ -275,7 +272,7 @@ func TestRepairCLI(t *testing.T) {
 // TestRepairRefusesMounted: -repair on a CIPHERDIR mounted by either
 // implementation exits 11 and changes nothing.
 func TestRepairRefusesMounted(t *testing.T) {
-	for name, bin := range map[string]string{"ours": gocryptfsBin, "reference": refBin} {
+	for name, bin := range map[string]string{"ours": gocryptfsBin, "reference": testutil.ReferenceBin} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := os.Stat(bin); err != nil {
 				t.Skipf("reference binary: %v", err)
@@ -390,9 +387,7 @@ func mountedView(t *testing.T, mnt string) map[string]string {
 // directory and reads every file, with the same contents our mount and
 // the core show; neither mount shows the quarantine.
 func TestRepairReferenceMounts(t *testing.T) {
-	if _, err := os.Stat(refBin); err != nil {
-		t.Skipf("reference binary: %v", err)
-	}
+	testutil.RequireReference(t)
 	dir, c := faultyTree(t)
 	testutil.Expect(t, runRepair(t, dir, nil), 0)
 	want := plainView(t, c, dir)
@@ -400,7 +395,7 @@ func TestRepairReferenceMounts(t *testing.T) {
 	if err := os.WriteFile(pw, []byte(testutil.Password+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, bin := range []string{refBin, gocryptfsBin} {
+	for _, bin := range []string{testutil.ReferenceBin, gocryptfsBin} {
 		mnt := testutil.MountFS(t, bin, dir, "-q", "-passfile", pw)
 		got := mountedView(t, mnt)
 		if diff := diffMaps(got, want); len(diff) > 0 {
