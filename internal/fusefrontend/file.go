@@ -206,6 +206,7 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	rn.fillAttr(&st, -1, "", &out.Attr)
+	rn.touchAltIVs(e.dirfd)
 	return n.newChild(ctx, &st), f, nil
 }
 

@@ -95,6 +95,7 @@ type RootNode struct {
 	asRoot   bool
 	inos     *inomap.Map
 	dirCache *dirCache
+	altIVs   altIVCache
 	table    *contentio.Table
 	warned   warnLog
 

@@ -1,0 +1,298 @@
+package fusefrontend
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/conflictname"
+	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/syscallcompat"
+)
+
+// Sync tools (Syncthing, Nextcloud, Dropbox, OneDrive, ...) resolve
+// concurrent changes by renaming one side's file into a conflict copy,
+// e.g. "<ciphertext name>.sync-conflict-20261202-120000-ABCDEFG". Such a
+// name does not decrypt. Instead of hiding it, the entry is shown under its
+// plaintext name decorated with the same marker, placed the way the tool
+// would have placed it in the plaintext name (package conflictname):
+// "report.sync-conflict-20261202-120000-ABCDEFG.txt".
+//
+// When one directory was created on two machines before they synced, it
+// ends up with a conflict copy of gocryptfs.diriv and names encrypted with
+// either IV. Each conflict copy of the IV file is an alternative IV: names
+// that do not decrypt under the main IV are tried under each alternative.
+// If such a name equals one under the main IV, it is shown decorated with
+// the marker of its IV file, so both stay reachable.
+//
+// Lookups mirror the listing: when the regular encryption of a name does
+// not exist, every backing name that the listing could have shown under
+// this name is computed and stat'ed; exactly one must exist. Everything
+// created through the mount gets a regular name under the main IV, so a
+// plaintext name that merely looks like a conflict copy round-trips as an
+// ordinary name.
+
+// altIV is an alternative directory IV: the content of a sync tool's
+// conflict copy of gocryptfs.diriv, with the marker that tool added.
+type altIV struct {
+	marker conflictname.Marker
+	iv     []byte
+}
+
+// hiddenConflict reports whether the backing name is a conflict copy of an
+// internal file (gocryptfs.diriv, a long-name companion, gocryptfs.conf
+// in the root), which is never shown.
+func (rn *RootNode) hiddenConflict(cName string, isRoot bool) bool {
+	if rn.nt.PlaintextNames() || !strings.HasPrefix(cName, "gocryptfs") {
+		return false
+	}
+	for _, c := range conflictname.Parse(cName) {
+		if rn.nt.Classify(c.Base, isRoot).Hidden() {
+			return true
+		}
+	}
+	return false
+}
+
+// altIVsFrom reads the alternative IVs among names, the entries of the
+// backing directory dirfd. Unreadable copies are skipped with a warning.
+func (rn *RootNode) altIVsFrom(dirfd int, names []string) []altIV {
+	if !rn.nt.UsesDirIV() {
+		return nil
+	}
+	var out []altIV
+	for _, n := range names {
+		if !strings.HasPrefix(n, "gocryptfs") || n == nametransform.DirIVFilename {
+			continue
+		}
+		m, ok := conflictname.BaseIs(n, nametransform.DirIVFilename)
+		if !ok {
+			continue
+		}
+		iv, err := nametransform.ReadDirIVFileAt(dirfd, n)
+		if err != nil {
+			if rn.firstWarn("altiv:" + n) {
+				rn.log.Warn("unreadable conflict copy of the directory IV", "name", n, "err", err)
+			}
+			continue
+		}
+		out = append(out, altIV{marker: m, iv: iv})
+	}
+	// Listing order is arbitrary; a stable order keeps the choice of the
+	// shown name stable.
+	slices.SortFunc(out, func(a, b altIV) int { return strings.Compare(a.marker.Text, b.marker.Text) })
+	return out
+}
+
+// altIVCache remembers the alternative IVs of recently seen directories,
+// keyed by backing inode and valid while the directory's mtime is
+// unchanged (a new conflict copy changes it). It saves listing a
+// directory on every lookup of a name that does not exist (which every
+// create does).
+type altIVCache struct {
+	mu sync.Mutex
+	m  map[[2]uint64]altIVCacheEntry
+}
+
+type altIVCacheEntry struct {
+	mtime unix.Timespec
+	ivs   []altIV
+}
+
+const altIVCacheSize = 1000
+
+// altIVsAt returns the alternative IVs of the backing directory dirfd.
+func (rn *RootNode) altIVsAt(dirfd int) []altIV {
+	if !rn.nt.UsesDirIV() {
+		return nil
+	}
+	var st unix.Stat_t
+	if syscallcompat.Fstat(dirfd, &st) != nil {
+		return nil
+	}
+	key := [2]uint64{uint64(st.Dev), st.Ino}
+	c := &rn.altIVs
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if ok && e.mtime == st.Mtim {
+		return e.ivs
+	}
+	dfd, err := syscallcompat.OpenDirAt(dirfd, ".")
+	if err != nil {
+		return nil
+	}
+	defer syscallcompat.Close(dfd)
+	ents, err := syscallcompat.Getdents(dfd)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, 0, 4)
+	for _, de := range ents {
+		if strings.HasPrefix(de.Name, "gocryptfs") {
+			names = append(names, de.Name)
+		}
+	}
+	ivs := rn.altIVsFrom(dfd, names)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= altIVCacheSize {
+		c.m = make(map[[2]uint64]altIVCacheEntry)
+	}
+	c.m[key] = altIVCacheEntry{mtime: st.Mtim, ivs: ivs}
+	c.mu.Unlock()
+	return ivs
+}
+
+// touchAltIVs records that the backing directory dirfd was just changed
+// through this mount (which never creates IV copies), so that the next
+// lookup there need not list it again. Bulk creation in one directory
+// would otherwise list it once per file. Not with SharedStorage, where
+// another mount may have added an IV copy at the same moment.
+func (rn *RootNode) touchAltIVs(dirfd int) {
+	if rn.args.SharedStorage || !rn.nt.UsesDirIV() {
+		return
+	}
+	var st unix.Stat_t
+	if syscallcompat.Fstat(dirfd, &st) != nil {
+		return
+	}
+	key := [2]uint64{uint64(st.Dev), st.Ino}
+	c := &rn.altIVs
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[key]; ok {
+		e.mtime = st.Mtim
+		c.m[key] = e
+	}
+}
+
+// conflictDisplay returns the name under which the backing entry cName of
+// the directory dfd is shown when it does not decrypt under the main IV
+// iv: an alternative IV's name (decorated with that IV's marker if
+// mainNames already has it), or a conflict copy of a name under any IV.
+func (rn *RootNode) conflictDisplay(dfd int, cName string, iv []byte, alts []altIV, mainNames map[string]bool) (string, bool) {
+	for _, a := range alts {
+		plain, err := rn.nt.DecryptNameAt(dfd, cName, a.iv)
+		if err != nil {
+			continue
+		}
+		if mainNames[plain] {
+			plain = a.marker.Apply(plain)
+		}
+		return plain, len(plain) <= nametransform.NameMax
+	}
+	for _, c := range conflictname.Parse(cName) {
+		if nametransform.IsLongNameFile(c.Base) {
+			continue
+		}
+		for _, v := range rn.ivList(iv, alts) {
+			plain, err := rn.nt.DecryptNameAt(dfd, c.Base, v)
+			if err != nil {
+				continue
+			}
+			shown := c.Marker.Apply(plain)
+			return shown, len(shown) <= nametransform.NameMax
+		}
+	}
+	return "", false
+}
+
+// ivList returns the main IV followed by the alternatives.
+func (rn *RootNode) ivList(iv []byte, alts []altIV) [][]byte {
+	out := make([][]byte, 0, 1+len(alts))
+	out = append(out, iv)
+	for _, a := range alts {
+		out = append(out, a.iv)
+	}
+	return out
+}
+
+// resolveConflict maps e.name to the backing entry that the listing shows
+// under it, when the regular encryption e.cName does not exist: the same
+// name under an alternative IV, a name decorated with an alternative IV's
+// marker, or a conflict copy. It must stand for exactly one existing
+// entry; otherwise e is left alone (and will not be found). A conflict
+// copy of a long name shares the companion file of the original, so
+// e.longEnc stays empty for it and e.longBase names the original.
+func (rn *RootNode) resolveConflict(e *entry) {
+	var st unix.Stat_t
+	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); !errors.Is(err, syscall.ENOENT) {
+		return
+	}
+	type cand struct{ cName, longEnc, longBase string }
+	var cands []cand
+	add := func(plain string, iv []byte, m *conflictname.Marker) {
+		enc, err := rn.nt.EncryptName(plain, iv)
+		if err != nil {
+			return
+		}
+		stored, long := rn.nt.HashIfLong(enc)
+		switch {
+		case m != nil && long:
+			cands = append(cands, cand{cName: m.Apply(stored), longBase: stored})
+		case m != nil:
+			cands = append(cands, cand{cName: m.Apply(stored)})
+		case long:
+			cands = append(cands, cand{cName: stored, longEnc: enc})
+		default:
+			cands = append(cands, cand{cName: stored})
+		}
+	}
+	parsed := conflictname.Parse(e.name)
+	alts := rn.altIVsAt(e.dirfd)
+	for _, a := range alts {
+		add(e.name, a.iv, nil)
+		for _, c := range parsed {
+			if c.Marker == a.marker {
+				add(c.Base, a.iv, nil)
+			}
+		}
+	}
+	for _, c := range parsed {
+		for _, v := range rn.ivList(e.dirIV, alts) {
+			add(c.Base, v, &c.Marker)
+		}
+	}
+	var found *cand
+	for i := range cands {
+		c := &cands[i]
+		if c.cName == e.cName || syscallcompat.Fstatat(e.dirfd, c.cName, &st) != nil {
+			continue
+		}
+		if found != nil && found.cName != c.cName {
+			return // ambiguous
+		}
+		found = c
+	}
+	if found != nil {
+		e.cName, e.longEnc, e.longBase = found.cName, found.longEnc, found.longBase
+	}
+}
+
+// longNameShared reports whether a conflict copy of the hashed long name
+// cName still exists in dirfd: it needs the companion file of cName to
+// decrypt, so that file must stay when cName itself goes away.
+func (rn *RootNode) longNameShared(dirfd int, cName string) bool {
+	dfd, err := syscallcompat.OpenDirAt(dirfd, ".")
+	if err != nil {
+		return true // unknown: keep the file
+	}
+	defer syscallcompat.Close(dfd)
+	ents, err := syscallcompat.Getdents(dfd)
+	if err != nil {
+		return true
+	}
+	for _, de := range ents {
+		if de.Name == cName || !strings.HasPrefix(de.Name, nametransform.LongNamePrefix) || nametransform.IsLongNameFile(de.Name) {
+			continue
+		}
+		if _, ok := conflictname.BaseIs(de.Name, cName); ok {
+			return true
+		}
+	}
+	return false
+}
