@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"syscall"
@@ -61,6 +62,11 @@ const (
 	// Skipped: an entry that could not be checked for lack of permission.
 	// It is not counted as corrupt.
 	Skipped
+	// SyncConflict: a sync tool's conflict copy of an entry, or an entry
+	// under a conflict copy of gocryptfs.diriv (a directory created on two
+	// machines). A mount shows it (nametransform/conflict.go) and it is
+	// checked like any entry; it is a warning, not counted as corrupt.
+	SyncConflict
 )
 
 // Problem is one finding. Its String method gives the line -fsck prints.
@@ -107,6 +113,8 @@ func (p Problem) String() string {
 		return fmt.Sprintf("fsck: error reading xattr %q from %q: %v", p.Name, p.Path, p.Err)
 	case Skipped:
 		return fmt.Sprintf("fsck: skipping %q: %v", p.Path, p.Err)
+	case SyncConflict:
+		return fmt.Sprintf("fsck: warning: sync conflict in dir %q: %q shown as %q", p.Path, p.CipherPath, p.Name)
 	}
 	return fmt.Sprintf("fsck: problem %d with %q: %v", int(p.Kind), p.Path, p.Err)
 }
@@ -133,6 +141,9 @@ type Result struct {
 	Corrupt int
 	// Skipped is the number of entries not checked for lack of permission.
 	Skipped int
+	// Warnings counts SyncConflict findings; they do not make a check
+	// unclean.
+	Warnings int
 }
 
 // Clean reports whether nothing was found and nothing skipped.
@@ -206,9 +217,12 @@ type checker struct {
 
 // report records a problem and hands it to the caller.
 func (c *checker) report(p Problem) {
-	if p.Kind == Skipped {
+	switch p.Kind {
+	case Skipped:
 		c.res.Skipped++
-	} else {
+	case SyncConflict:
+		c.res.Warnings++
+	default:
 		c.res.Corrupt++
 	}
 	c.log.Debug("fsck problem", "kind", int(p.Kind), "path", p.Path, "cipherPath", p.CipherPath, "err", p.Err)
@@ -265,6 +279,9 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 	}
 	slices.SortFunc(ents, func(a, b syscallcompat.DirEntry) int { return strings.Compare(a.Name, b.Name) })
 	children := make([]child, 0, len(ents))
+	var failed []syscallcompat.DirEntry
+	var failedErr []error
+	var ivCopies []string
 	for _, e := range ents {
 		k := c.nt.Classify(e.Name, isRoot)
 		if k.Hidden() || k == nametransform.KindDot {
@@ -282,11 +299,17 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 				c.report(Problem{Kind: Skipped, Path: join(plainDir, e.Name), CipherPath: join(cipherDir, e.Name), Err: err})
 				continue
 			}
-			c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, e.Name), Name: e.Name, Err: err})
+			if c.nt.IsHiddenConflict(e.Name, isRoot) {
+				ivCopies = append(ivCopies, e.Name)
+				continue
+			}
+			failed = append(failed, e)
+			failedErr = append(failedErr, err)
 			continue
 		}
 		children = append(children, child{plain: plain, cipher: e.Name})
 	}
+	children = c.conflicts(fd, plainDir, cipherDir, iv, children, failed, failedErr, ivCopies)
 	slices.SortFunc(children, func(a, b child) int { return cmp.Compare(a.plain, b.plain) })
 	for _, ch := range children {
 		if c.ctx.Err() != nil {
@@ -294,6 +317,34 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 		}
 		c.entry(fd, join(plainDir, ch.plain), join(cipherDir, ch.cipher), ch.cipher)
 	}
+}
+
+// conflicts adds the failed entries that a mount shows as sync conflict
+// copies or under an alternative IV (with a warning each) to children, and
+// reports the others as corrupt names.
+func (c *checker) conflicts(fd int, plainDir, cipherDir string, iv []byte, children []child, failed []syscallcompat.DirEntry, failedErr []error, ivCopies []string) []child {
+	if len(failed) == 0 {
+		return children
+	}
+	taken := make(map[string]bool, len(children))
+	for _, ch := range children {
+		taken[ch.plain] = true
+	}
+	alts, bad := c.nt.ReadAltIVsAt(fd, ivCopies)
+	for _, name := range slices.Sorted(maps.Keys(bad)) {
+		c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, name), Name: name, Err: bad[name]})
+	}
+	for i, e := range failed {
+		shown, _, ok := c.nt.DisplayConflictAt(fd, e.Name, iv, alts, func(s string) bool { return taken[s] })
+		if !ok || taken[shown] {
+			c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, e.Name), Name: e.Name, Err: failedErr[i]})
+			continue
+		}
+		taken[shown] = true
+		c.report(Problem{Kind: SyncConflict, Path: plainDir, CipherPath: join(cipherDir, e.Name), Name: shown})
+		children = append(children, child{plain: shown, cipher: e.Name})
+	}
+	return children
 }
 
 // entry checks one decrypted entry of the directory dirfd.

@@ -2,7 +2,6 @@ package fusefrontend
 
 import (
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,78 +13,24 @@ import (
 	"gocryptfs/internal/syscallcompat"
 )
 
-// Sync tools (Syncthing, Nextcloud, Dropbox, OneDrive, ...) resolve
-// concurrent changes by renaming one side's file into a conflict copy,
-// e.g. "<ciphertext name>.sync-conflict-20261202-120000-ABCDEFG". Such a
-// name does not decrypt. Instead of hiding it, the entry is shown under its
-// plaintext name decorated with the same marker, placed the way the tool
-// would have placed it in the plaintext name (package conflictname):
-// "report.sync-conflict-20261202-120000-ABCDEFG.txt".
-//
-// When one directory was created on two machines before they synced, it
-// ends up with a conflict copy of gocryptfs.diriv and names encrypted with
-// either IV. Each conflict copy of the IV file is an alternative IV: names
-// that do not decrypt under the main IV are tried under each alternative.
-// If such a name equals one under the main IV, it is shown decorated with
-// the marker of its IV file, so both stay reachable.
-//
-// Lookups mirror the listing: when the regular encryption of a name does
-// not exist, every backing name that the listing could have shown under
-// this name is computed and stat'ed; exactly one must exist. Everything
-// created through the mount gets a regular name under the main IV, so a
-// plaintext name that merely looks like a conflict copy round-trips as an
-// ordinary name.
-
-// altIV is an alternative directory IV: the content of a sync tool's
-// conflict copy of gocryptfs.diriv, with the marker that tool added.
-type altIV struct {
-	marker conflictname.Marker
-	iv     []byte
-}
-
-// hiddenConflict reports whether the backing name is a conflict copy of an
-// internal file (gocryptfs.diriv, a long-name companion, gocryptfs.conf
-// in the root), which is never shown.
-func (rn *RootNode) hiddenConflict(cName string, isRoot bool) bool {
-	if rn.nt.PlaintextNames() || !strings.HasPrefix(cName, "gocryptfs") {
-		return false
-	}
-	for _, c := range conflictname.Parse(cName) {
-		if rn.nt.Classify(c.Base, isRoot).Hidden() {
-			return true
-		}
-	}
-	return false
-}
+// Sync tools' conflict copies and alternative directory IVs (see
+// nametransform/conflict.go for what is shown how). Lookups mirror the
+// listing: when the regular encryption of a name does not exist, every
+// backing name that the listing could have shown under this name is
+// computed and stat'ed; exactly one must exist. Everything created through
+// the mount gets a regular name under the main IV, so a plaintext name
+// that merely looks like a conflict copy round-trips as an ordinary name.
 
 // altIVsFrom reads the alternative IVs among names, the entries of the
 // backing directory dirfd. Unreadable copies are skipped with a warning.
-func (rn *RootNode) altIVsFrom(dirfd int, names []string) []altIV {
-	if !rn.nt.UsesDirIV() {
-		return nil
+func (rn *RootNode) altIVsFrom(dirfd int, names []string) []nametransform.AltIV {
+	ivs, bad := rn.nt.ReadAltIVsAt(dirfd, names)
+	for n, err := range bad {
+		if rn.firstWarn("altiv:" + n) {
+			rn.log.Warn("unreadable conflict copy of the directory IV", "name", n, "err", err)
+		}
 	}
-	var out []altIV
-	for _, n := range names {
-		if !strings.HasPrefix(n, "gocryptfs") || n == nametransform.DirIVFilename {
-			continue
-		}
-		m, ok := conflictname.BaseIs(n, nametransform.DirIVFilename)
-		if !ok {
-			continue
-		}
-		iv, err := nametransform.ReadDirIVFileAt(dirfd, n)
-		if err != nil {
-			if rn.firstWarn("altiv:" + n) {
-				rn.log.Warn("unreadable conflict copy of the directory IV", "name", n, "err", err)
-			}
-			continue
-		}
-		out = append(out, altIV{marker: m, iv: iv})
-	}
-	// Listing order is arbitrary; a stable order keeps the choice of the
-	// shown name stable.
-	slices.SortFunc(out, func(a, b altIV) int { return strings.Compare(a.marker.Text, b.marker.Text) })
-	return out
+	return ivs
 }
 
 // altIVCache remembers the alternative IVs of recently seen directories,
@@ -100,13 +45,13 @@ type altIVCache struct {
 
 type altIVCacheEntry struct {
 	mtime unix.Timespec
-	ivs   []altIV
+	ivs   []nametransform.AltIV
 }
 
 const altIVCacheSize = 1000
 
 // altIVsAt returns the alternative IVs of the backing directory dirfd.
-func (rn *RootNode) altIVsAt(dirfd int) []altIV {
+func (rn *RootNode) altIVsAt(dirfd int) []nametransform.AltIV {
 	if !rn.nt.UsesDirIV() {
 		return nil
 	}
@@ -170,47 +115,6 @@ func (rn *RootNode) touchAltIVs(dirfd int) {
 	}
 }
 
-// conflictDisplay returns the name under which the backing entry cName of
-// the directory dfd is shown when it does not decrypt under the main IV
-// iv: an alternative IV's name (decorated with that IV's marker if
-// mainNames already has it), or a conflict copy of a name under any IV.
-func (rn *RootNode) conflictDisplay(dfd int, cName string, iv []byte, alts []altIV, mainNames map[string]bool) (string, bool) {
-	for _, a := range alts {
-		plain, err := rn.nt.DecryptNameAt(dfd, cName, a.iv)
-		if err != nil {
-			continue
-		}
-		if mainNames[plain] {
-			plain = a.marker.Apply(plain)
-		}
-		return plain, len(plain) <= nametransform.NameMax
-	}
-	for _, c := range conflictname.Parse(cName) {
-		if nametransform.IsLongNameFile(c.Base) {
-			continue
-		}
-		for _, v := range rn.ivList(iv, alts) {
-			plain, err := rn.nt.DecryptNameAt(dfd, c.Base, v)
-			if err != nil {
-				continue
-			}
-			shown := c.Marker.Apply(plain)
-			return shown, len(shown) <= nametransform.NameMax
-		}
-	}
-	return "", false
-}
-
-// ivList returns the main IV followed by the alternatives.
-func (rn *RootNode) ivList(iv []byte, alts []altIV) [][]byte {
-	out := make([][]byte, 0, 1+len(alts))
-	out = append(out, iv)
-	for _, a := range alts {
-		out = append(out, a.iv)
-	}
-	return out
-}
-
 // resolveConflict maps e.name to the backing entry that the listing shows
 // under it, when the regular encryption e.cName does not exist: the same
 // name under an alternative IV, a name decorated with an alternative IV's
@@ -245,15 +149,15 @@ func (rn *RootNode) resolveConflict(e *entry) {
 	parsed := conflictname.Parse(e.name)
 	alts := rn.altIVsAt(e.dirfd)
 	for _, a := range alts {
-		add(e.name, a.iv, nil)
+		add(e.name, a.IV, nil)
 		for _, c := range parsed {
-			if c.Marker == a.marker {
-				add(c.Base, a.iv, nil)
+			if c.Marker == a.Marker {
+				add(c.Base, a.IV, nil)
 			}
 		}
 	}
 	for _, c := range parsed {
-		for _, v := range rn.ivList(e.dirIV, alts) {
+		for _, v := range nametransform.IVList(e.dirIV, alts) {
 			add(c.Base, v, &c.Marker)
 		}
 	}

@@ -70,7 +70,7 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 		}
 		name, err := rn.nt.DecryptNameAt(dfd, de.Name, iv)
 		if err != nil {
-			if rn.hiddenConflict(de.Name, isRoot) {
+			if rn.nt.IsHiddenConflict(de.Name, isRoot) {
 				ivCopies = append(ivCopies, de.Name)
 				continue
 			}
@@ -81,12 +81,12 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 		shownNames[name] = true
 		list = rn.appendDirEntry(list, dfd, &dst, de, name)
 	}
-	var alts []altIV
+	var alts []nametransform.AltIV
 	if len(failed) > 0 {
 		alts = rn.altIVsFrom(dfd, ivCopies)
 	}
 	for i, de := range failed {
-		name, ok := rn.conflictDisplay(dfd, de.Name, iv, alts, shownNames)
+		name, _, ok := rn.nt.DisplayConflictAt(dfd, de.Name, iv, alts, func(s string) bool { return shownNames[s] })
 		if !ok {
 			name, ok = rn.nt.DisplayBadName(de.Name, iv)
 		}
