@@ -281,7 +281,11 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 	children := make([]child, 0, len(ents))
 	var failed []syscallcompat.DirEntry
 	var failedErr []error
-	var ivCopies []string
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name)
+	}
+	alts, badIVs := c.nt.ReadAltIVsAt(fd, names)
 	for _, e := range ents {
 		k := c.nt.Classify(e.Name, isRoot)
 		if k.Hidden() || k == nametransform.KindDot {
@@ -294,13 +298,15 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 			continue
 		}
 		plain, err := c.nt.DecryptNameAt(fd, e.Name, iv)
+		if err == nil && c.nt.PreferAlt(fd, e.Name, plain, alts) {
+			err = nametransform.ErrBadName
+		}
 		if err != nil {
 			if denied(err) {
 				c.report(Problem{Kind: Skipped, Path: join(plainDir, e.Name), CipherPath: join(cipherDir, e.Name), Err: err})
 				continue
 			}
 			if c.nt.IsHiddenConflict(e.Name, isRoot) {
-				ivCopies = append(ivCopies, e.Name)
 				continue
 			}
 			failed = append(failed, e)
@@ -309,7 +315,7 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 		}
 		children = append(children, child{plain: plain, cipher: e.Name})
 	}
-	children = c.conflicts(fd, plainDir, cipherDir, iv, children, failed, failedErr, ivCopies)
+	children = c.conflicts(fd, plainDir, cipherDir, iv, alts, badIVs, children, failed, failedErr)
 	slices.SortFunc(children, func(a, b child) int { return cmp.Compare(a.plain, b.plain) })
 	for _, ch := range children {
 		if c.ctx.Err() != nil {
@@ -322,17 +328,16 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 // conflicts adds the failed entries that a mount shows as sync conflict
 // copies or under an alternative IV (with a warning each) to children, and
 // reports the others as corrupt names.
-func (c *checker) conflicts(fd int, plainDir, cipherDir string, iv []byte, children []child, failed []syscallcompat.DirEntry, failedErr []error, ivCopies []string) []child {
+func (c *checker) conflicts(fd int, plainDir, cipherDir string, iv []byte, alts []nametransform.AltIV, badIVs map[string]error, children []child, failed []syscallcompat.DirEntry, failedErr []error) []child {
+	for _, name := range slices.Sorted(maps.Keys(badIVs)) {
+		c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, name), Name: name, Err: badIVs[name]})
+	}
 	if len(failed) == 0 {
 		return children
 	}
 	taken := make(map[string]bool, len(children))
 	for _, ch := range children {
 		taken[ch.plain] = true
-	}
-	alts, bad := c.nt.ReadAltIVsAt(fd, ivCopies)
-	for _, name := range slices.Sorted(maps.Keys(bad)) {
-		c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, name), Name: name, Err: bad[name]})
 	}
 	for i, e := range failed {
 		shown, _, ok := c.nt.DisplayConflictAt(fd, e.Name, iv, alts, func(s string) bool { return taken[s] })

@@ -21,9 +21,18 @@ import (
 // the mount gets a regular name under the main IV, so a plaintext name
 // that merely looks like a conflict copy round-trips as an ordinary name.
 
-// altIVsFrom reads the alternative IVs among names, the entries of the
+// altIVsIn reads the alternative IVs among ents, the entries of the
 // backing directory dirfd. Unreadable copies are skipped with a warning.
-func (rn *RootNode) altIVsFrom(dirfd int, names []string) []nametransform.AltIV {
+func (rn *RootNode) altIVsIn(dirfd int, ents []syscallcompat.DirEntry) []nametransform.AltIV {
+	if !rn.nt.UsesDirIV() {
+		return nil
+	}
+	var names []string
+	for _, de := range ents {
+		if strings.HasPrefix(de.Name, "gocryptfs") {
+			names = append(names, de.Name)
+		}
+	}
 	ivs, bad := rn.nt.ReadAltIVsAt(dirfd, names)
 	for n, err := range bad {
 		if rn.firstWarn("altiv:" + n) {
@@ -76,13 +85,7 @@ func (rn *RootNode) altIVsAt(dirfd int) []nametransform.AltIV {
 	if err != nil {
 		return nil
 	}
-	names := make([]string, 0, 4)
-	for _, de := range ents {
-		if strings.HasPrefix(de.Name, "gocryptfs") {
-			names = append(names, de.Name)
-		}
-	}
-	ivs := rn.altIVsFrom(dfd, names)
+	ivs := rn.altIVsIn(dfd, ents)
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= altIVCacheSize {
 		c.m = make(map[[2]uint64]altIVCacheEntry)

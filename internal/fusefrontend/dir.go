@@ -61,7 +61,7 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 	// be shown decorated (see conflict.go).
 	var failed []syscallcompat.DirEntry
 	var failedErr []error
-	var ivCopies []string
+	alts := rn.altIVsIn(dfd, ents)
 	shownNames := make(map[string]bool, len(ents))
 	for _, de := range ents {
 		kind := rn.nt.Classify(de.Name, isRoot)
@@ -69,9 +69,11 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 			continue
 		}
 		name, err := rn.nt.DecryptNameAt(dfd, de.Name, iv)
+		if err == nil && rn.nt.PreferAlt(dfd, de.Name, name, alts) {
+			err = nametransform.ErrBadName
+		}
 		if err != nil {
 			if rn.nt.IsHiddenConflict(de.Name, isRoot) {
-				ivCopies = append(ivCopies, de.Name)
 				continue
 			}
 			failed = append(failed, de)
@@ -80,10 +82,6 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 		}
 		shownNames[name] = true
 		list = rn.appendDirEntry(list, dfd, &dst, de, name)
-	}
-	var alts []nametransform.AltIV
-	if len(failed) > 0 {
-		alts = rn.altIVsFrom(dfd, ivCopies)
 	}
 	for i, de := range failed {
 		name, _, ok := rn.nt.DisplayConflictAt(dfd, de.Name, iv, alts, func(s string) bool { return shownNames[s] })

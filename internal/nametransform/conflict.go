@@ -3,6 +3,7 @@ package nametransform
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"gocryptfs/internal/conflictname"
 )
@@ -115,4 +116,22 @@ func IVList(iv []byte, alts []AltIV) [][]byte {
 		out = append(out, a.IV)
 	}
 	return out
+}
+
+// PreferAlt reports whether the entry cName, which decrypted under the main
+// IV to plain, should rather be taken as a name under one of the
+// alternative IVs. Names carry no authentication, so a name encrypted under
+// another IV decrypts to a "valid" name under the main IV about once in a
+// few hundred tries; such garbage is almost never valid UTF-8, while real
+// names almost always are.
+func (n *NameTransform) PreferAlt(dirfd int, cName, plain string, alts []AltIV) bool {
+	if len(alts) == 0 || utf8.ValidString(plain) {
+		return false
+	}
+	for _, a := range alts {
+		if p, err := n.DecryptNameAt(dirfd, cName, a.IV); err == nil && utf8.ValidString(p) {
+			return true
+		}
+	}
+	return false
 }
