@@ -15,6 +15,11 @@ command -v gcc >/dev/null || missing+=(gcc)
 [[ -e /usr/include/openssl/evp.h ]] || missing+=(libssl-dev)
 command -v logger >/dev/null || missing+=(bsdutils)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
+# tests/sync: sshfs to this machine's own sshd, and Syncthing.
+[[ -x /usr/sbin/sshd ]] || missing+=(openssh-server)
+command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+command -v sshfs >/dev/null || missing+=(sshfs)
+command -v syncthing >/dev/null || missing+=(syncthing)
 
 if ((${#missing[@]} > 0)); then
 	echo "install-deps.bash: installing ${missing[*]}"
