@@ -30,6 +30,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/conflictname"
 )
 
 // Locks says whether byte-range locks work between machines.
@@ -218,33 +220,21 @@ func within(p, dir string) bool {
 	return dir == "/" || p == dir || strings.HasPrefix(p, dir+"/")
 }
 
-// syncMarkers are files or directories that sync tools keep in the root
-// of a synced folder (or, for Nextcloud/ownCloud, their sync journal):
-// Syncthing's ".stfolder" (and ".stignore"), Dropbox's ".dropbox" (and
-// ".dropbox.cache"), Resilio Sync's ".sync", Nextcloud's and ownCloud's
-// "._sync_*.db" / ".sync_*.db" journals and ".owncloudsync.log", OneDrive
-// (onedrive client for Linux) ".onedrive".
-var syncMarkers = []string{".stfolder", ".stignore", ".dropbox", ".dropbox.cache", ".sync", ".owncloudsync.log", ".onedrive"}
-
-// syncMarkerGlobs are name patterns of sync tool journals.
-var syncMarkerGlobs = []string{"._sync_*.db", ".sync_*.db", ".csync_journal.db"}
-
-// SyncFolder returns the sync-tool marker found in dir or one of its
-// parent directories (the marker's path), or "" if there is none.
+// SyncFolder returns the path of a sync tool's own file (conflictname.
+// IsToolFile: Syncthing's ".stfolder", Dropbox's ".dropbox", Nextcloud's
+// sync journal, ...) found in dir or one of its parent directories, or ""
+// if there is none.
 func SyncFolder(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return ""
 	}
 	for d := abs; ; d = filepath.Dir(d) {
-		for _, m := range syncMarkers {
-			if _, err := os.Lstat(filepath.Join(d, m)); err == nil {
-				return filepath.Join(d, m)
-			}
-		}
-		for _, g := range syncMarkerGlobs {
-			if ms, _ := filepath.Glob(filepath.Join(d, g)); len(ms) > 0 {
-				return ms[0]
+		if ents, err := os.ReadDir(d); err == nil {
+			for _, e := range ents {
+				if conflictname.IsToolFile(e.Name()) {
+					return filepath.Join(d, e.Name())
+				}
 			}
 		}
 		if d == "/" || d == "." {

@@ -61,7 +61,7 @@ func TestDetectLocal(t *testing.T) {
 }
 
 func TestSyncFolder(t *testing.T) {
-	for _, marker := range append(append([]string{}, syncMarkers...), "._sync_abc123.db", ".sync_0f1e.db") {
+	for _, marker := range []string{".stfolder", ".stignore", ".dropbox", ".sync", ".owncloudsync.log", "._sync_abc123.db", ".sync_0f1e.db"} {
 		root := t.TempDir()
 		deep := filepath.Join(root, "a", "cipher")
 		if err := os.MkdirAll(deep, 0o755); err != nil {

@@ -41,6 +41,7 @@
 package conflictname
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -187,4 +188,36 @@ func BaseIs(name, base string) (Marker, bool) {
 		}
 	}
 	return Marker{}, false
+}
+
+// toolFiles are the files and directories that sync tools keep in a
+// synced folder for themselves: Syncthing's folder marker, ignore file and
+// versions directory (https://docs.syncthing.net/users/syncing.html,
+// .../users/ignoring.html, .../users/versioning.html), Dropbox's ".dropbox"
+// and ".dropbox.cache", Resilio Sync's ".sync", ownCloud's
+// ".owncloudsync.log", the onedrive client's ".onedrive".
+var toolFiles = map[string]bool{
+	".stfolder": true, ".stignore": true, ".stversions": true,
+	".dropbox": true, ".dropbox.cache": true, ".sync": true,
+	".owncloudsync.log": true, ".onedrive": true, ".csync_journal.db": true,
+}
+
+// toolGlobs are patterns of sync tools' temporary files and journals:
+// Syncthing's temporary files while pulling (".syncthing.<name>.tmp",
+// "~syncthing~<name>.tmp" on Windows) and the Nextcloud/ownCloud sync
+// journal ("._sync_<hash>.db", ".sync_<hash>.db", with -wal/-shm).
+var toolGlobs = []string{".syncthing.*.tmp", "~syncthing~*.tmp", "._sync_*.db*", ".sync_*.db*"}
+
+// IsToolFile reports whether name is a file a sync tool keeps for itself
+// in a synced folder (not a user's file).
+func IsToolFile(name string) bool {
+	if toolFiles[name] {
+		return true
+	}
+	for _, g := range toolGlobs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -135,6 +135,19 @@ func TestParseNotTouched(t *testing.T) {
 	}
 }
 
+func TestIsToolFile(t *testing.T) {
+	for _, n := range []string{".stfolder", ".stignore", ".stversions", ".syncthing.abc.tmp", "~syncthing~x.tmp", ".dropbox", "._sync_0a1b.db", ".sync_0a1b.db-wal", ".owncloudsync.log"} {
+		if !IsToolFile(n) {
+			t.Errorf("%q not recognised", n)
+		}
+	}
+	for _, n := range []string{"stfolder", ".stfolder2", "report.txt", "gocryptfs.diriv", ".syncthing.tmp", cipher} {
+		if IsToolFile(n) {
+			t.Errorf("%q taken for a tool file", n)
+		}
+	}
+}
+
 func TestBaseIs(t *testing.T) {
 	for _, m := range []Marker{{Syncthing, stMark}, {Nextcloud, ncMark}, {Dropbox, dbMark}, {OneDrive, odMark}, {Numbered, nbMark}} {
 		name := m.Apply("gocryptfs.diriv")

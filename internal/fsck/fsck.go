@@ -28,6 +28,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"gocryptfs/internal/conflictname"
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/contentio"
 	"gocryptfs/internal/nametransform"
@@ -306,7 +307,8 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 				c.report(Problem{Kind: Skipped, Path: join(plainDir, e.Name), CipherPath: join(cipherDir, e.Name), Err: err})
 				continue
 			}
-			if c.nt.IsHiddenConflict(e.Name, isRoot) {
+			if c.nt.IsHiddenConflict(e.Name, isRoot) || conflictname.IsToolFile(e.Name) {
+				// Sync tools' own files, never entries.
 				continue
 			}
 			failed = append(failed, e)

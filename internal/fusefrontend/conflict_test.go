@@ -327,3 +327,21 @@ func TestTwoDirIVs(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncToolFilesHidden: sync tools' own files in CIPHERDIR (Syncthing's
+// folder marker, a temporary file) are hidden without a warning.
+func TestSyncToolFilesHidden(t *testing.T) {
+	tf := mountFS(t, testConfig{})
+	mustWrite(t, tf.path("a"), []byte("x"))
+	if err := os.Mkdir(filepath.Join(tf.cipher, ".stfolder"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(tf.cipher, ".syncthing.abc.tmp"), nil)
+	mustWrite(t, filepath.Join(tf.cipher, ".unknown"), nil)
+	if got := tf.plainEntries(t, ""); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("listing %q", got)
+	}
+	if n := tf.logs.CountLines("undecryptable name hidden"); n != 1 {
+		t.Errorf("%d warnings, want 1 (for .unknown only):\n%s", n, tf.logs.String())
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
+	"gocryptfs/internal/conflictname"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/fuseutil"
 	"gocryptfs/internal/nametransform"
@@ -73,7 +74,7 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 			err = nametransform.ErrBadName
 		}
 		if err != nil {
-			if rn.nt.IsHiddenConflict(de.Name, isRoot) {
+			if rn.nt.IsHiddenConflict(de.Name, isRoot) || conflictname.IsToolFile(de.Name) {
 				continue
 			}
 			failed = append(failed, de)
