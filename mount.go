@@ -24,19 +24,13 @@ import (
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/fusefrontend_reverse"
+	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/tlog"
 )
 
-// Mount parameters of CLI.md 5.3.
-const (
-	// maxWrite is the largest write the kernel sends in one request (1 MiB).
-	maxWrite = 1 << 20
-	// cacheTimeout is the attribute, entry and negative-lookup timeout.
-	cacheTimeout = time.Second
-	// minNofile is the open-file limit raised to if it is lower.
-	minNofile = 4096
-)
+// minNofile is the open-file limit raised to if it is lower.
+const minNofile = 4096
 
 // mountAction implements the mount operation: checks, daemonizing, then
 // the actual mount in the (foreground or child) process.
@@ -297,83 +291,27 @@ func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.N
 	return rn, nil
 }
 
-// kernelOptions returns the -o string items for fusermount (CLI.md 5.3).
-func kernelOptions(a *argContainer, readOnly bool) []string {
-	var o []string
-	if readOnly {
-		o = append(o, "ro")
-	} else if a.rw {
-		o = append(o, "rw")
+// mountParams collects the flags that shape the go-fuse options; package
+// mountopts turns them into options (the FUSE tests use it too).
+func mountParams(a *argContainer, readOnly bool) mountopts.Params {
+	return mountopts.Params{
+		CipherDir:      a.cipherdir,
+		FsName:         a.fsname,
+		Reverse:        a.reverse,
+		ReadOnly:       readOnly,
+		RW:             a.rw,
+		Suid:           a.suid,
+		Dev:            a.dev,
+		Exec:           a.exec,
+		NoExec:         a.noexec,
+		AllowOther:     a.allowOther,
+		Context:        a.context,
+		KernelOptions:  a.ko,
+		SharedStorage:  a.sharedstorage,
+		SerializeReads: a.serializeReads,
+		ACL:            a.acl,
+		Debug:          a.fusedebug,
 	}
-	if a.suid {
-		o = append(o, "suid")
-	} else {
-		o = append(o, "nosuid")
-	}
-	if a.dev {
-		o = append(o, "dev")
-	} else {
-		o = append(o, "nodev")
-	}
-	if a.noexec {
-		o = append(o, "noexec")
-	} else if a.exec {
-		o = append(o, "exec")
-	}
-	if a.allowOther {
-		o = append(o, "default_permissions")
-	}
-	if a.context != "" {
-		o = append(o, "context="+a.context)
-	}
-	for _, k := range strings.Split(a.ko, ",") {
-		if k != "" {
-			o = append(o, k)
-		}
-	}
-	return o
-}
-
-// fuseOptions assembles the go-fuse options of CLI.md 5.3.
-func fuseOptions(a *argContainer, readOnly bool) *fs.Options {
-	timeout := cacheTimeout
-	if a.sharedstorage {
-		timeout = 0
-	}
-	fsname := a.fsname
-	if fsname == "" {
-		fsname = a.cipherdir
-	}
-	return &fs.Options{
-		MountOptions: fuse.MountOptions{
-			AllowOther: a.allowOther,
-			Options:    kernelOptions(a, readOnly),
-			MaxWrite:   maxWrite,
-			FsName:     fsname,
-			Name:       fsType(a),
-			Debug:      a.fusedebug,
-			SyncRead:   a.serializeReads,
-			EnableAcl:  a.acl,
-			// READ replies are decrypted (or encrypted) bytes, never a
-			// file range go-fuse could splice; its splice attempt would
-			// cost two extra system calls per reply.
-			DisableSplice: true,
-		},
-		EntryTimeout:    &timeout,
-		AttrTimeout:     &timeout,
-		NegativeTimeout: &timeout,
-		// Show the real permission bits, also 000.
-		NullPermissions: true,
-	}
-}
-
-// fsType is the FUSE subtype shown by mount(8): fuse.gocryptfs or, in
-// reverse mode, fuse.gocryptfs-reverse (CLI.md 5.3).
-func fsType(a *argContainer) string {
-	if a.reverse {
-		return "gocryptfs-reverse"
-	}
-	return "gocryptfs"
 }
 
 // backingReadOnly reports whether CIPHERDIR lives on a read-only mount.
@@ -435,7 +373,7 @@ func doMount(e *env, a *argContainer) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	opts := fuseOptions(a, readOnly)
+	opts := mountopts.Build(mountParams(a, readOnly))
 	if r, ok := rn.(interface{ StableAttr() *fs.StableAttr }); ok {
 		// The reverse view shows PLAINDIR's inode number on its root.
 		opts.RootStableAttr = r.StableAttr()

@@ -15,12 +15,13 @@
 // the owner can later remove the directory with nothing left behind that
 // they do not own.
 //
-// Mount options the caller should use with fs.Mount: NullPermissions (else
-// go-fuse shows mode 000 entries as 0755/0644), MountOptions.EnableLocks
-// (fcntl/flock locks are forwarded as open-file-description locks on the
-// handle's backing fd, so locks taken through different opens conflict as
-// on a local filesystem; two processes sharing one open file share its
-// locks), zero entry/attr timeouts with SharedStorage, and
+// Mount with the options of package mountopts (the binary and the tests
+// do): NullPermissions (else go-fuse shows mode 000 entries as 0755/0644),
+// EnableLocks (fcntl/flock locks are forwarded as open-file-description
+// locks on the handle's backing fd, so locks taken through different opens,
+// through another mount of the same CIPHERDIR or on the ciphertext file
+// itself conflict as on a local filesystem; two processes sharing one open
+// file share its locks), zero entry/attr timeouts with SharedStorage, and
 // default_permissions together with allow_other (this package does no
 // permission checks of its own beyond those of the backing filesystem).
 //

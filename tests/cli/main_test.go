@@ -26,6 +26,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if code, ok := lockProbe(); ok {
+		os.Exit(code) // this process is a lock probe of locks_test.go
+	}
 	os.Exit(testutil.RunWithBinaries(m, testutil.Build{Packages: []string{"."}, Version: testVersion, Date: testBuildDate},
 		func(dir string) { gocryptfsBin = filepath.Join(dir, "gocryptfs") }))
 }
