@@ -34,15 +34,7 @@ func (tf *testFS) cipherNameOf(t *testing.T, dir, name string) string {
 // plainEntries lists a directory of the mount, sorted.
 func (tf *testFS) plainEntries(t *testing.T, rel string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(tf.path(rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names
+	return dirNames(t, tf.path(rel))
 }
 
 // makeConflictCopy simulates a sync tool: the backing file of the
