@@ -110,7 +110,7 @@ func (f *File) Ino() uint64 {
 // of only 1..overhead bytes counts as one plaintext byte (reading it fails).
 // Both are logged once per inode.
 func (f *File) Size() (uint64, error) {
-	defer f.sharedLock(0, 0)()
+	defer f.release(f.sharedLock(0, 0))
 	_, ps, err := f.sizes()
 	return ps, err
 }

@@ -30,7 +30,7 @@ func (f *File) ReadAt(dst []byte, off int64) (int, error) {
 		}
 		return 0, io.EOF // beyond any possible file size
 	}
-	defer f.sharedLock(uint64(off), uint64(len(dst)))()
+	defer f.release(f.sharedLock(uint64(off), uint64(len(dst))))
 	return f.readLocked(dst, uint64(off), true)
 }
 

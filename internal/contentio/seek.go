@@ -17,7 +17,7 @@ import (
 // result is block-granular and conservative: it never skips data, but may
 // report a block of zeros as data.
 func (f *File) SeekData(off uint64) (uint64, error) {
-	defer f.sharedLock(0, 0)()
+	defer f.release(f.sharedLock(0, 0))
 	_, ps, err := f.sizes()
 	if err != nil {
 		return 0, err
@@ -34,7 +34,7 @@ func (f *File) SeekData(off uint64) (uint64, error) {
 // backing filesystem's blocks, an isolated hole block next to data is
 // usually not recognised.
 func (f *File) SeekHole(off uint64) (uint64, error) {
-	defer f.sharedLock(0, 0)()
+	defer f.release(f.sharedLock(0, 0))
 	cs, ps, err := f.sizes()
 	if err != nil {
 		return 0, err

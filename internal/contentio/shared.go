@@ -74,75 +74,76 @@ func (f *File) ofdLock(typ int16, span lockSpan) {
 	}
 }
 
-// sharedLock takes the locks for reading the plaintext range [off,
-// off+n) (n == 0: the whole file) and returns the function that releases
-// them.
-func (f *File) sharedLock(off, n uint64) (unlock func()) {
-	if !f.opts.SharedStorage {
-		f.e.content.RLock()
-		return f.e.content.RUnlock
+// held records the locks an operation took, for release. It is a value
+// (no closure) so that locking allocates nothing.
+type held struct {
+	spans [2]lockSpan
+	n     int  // spans held
+	rlock bool // the content lock is held shared
+}
+
+// release drops the locks of h.
+func (f *File) release(h held) {
+	for i := range h.n {
+		f.ofdLock(unix.F_UNLCK, h.spans[i])
 	}
-	f.e.content.Lock()
-	spans := []lockSpan{wholeFile}
-	if n > 0 {
-		spans = []lockSpan{headerSpan, f.blockSpan(off, n)}
-	}
-	for _, s := range spans {
-		f.ofdLock(unix.F_RDLCK, s)
-	}
-	return func() {
-		for _, s := range spans {
-			f.ofdLock(unix.F_UNLCK, s)
-		}
+	if h.rlock {
+		f.e.content.RUnlock()
+	} else {
 		f.e.content.Unlock()
 	}
 }
 
+// sharedLock takes the locks for reading the plaintext range [off,
+// off+n) (n == 0: the whole file).
+func (f *File) sharedLock(off, n uint64) held {
+	if !f.opts.SharedStorage {
+		f.e.content.RLock()
+		return held{rlock: true}
+	}
+	f.e.content.Lock()
+	h := held{spans: [2]lockSpan{wholeFile}, n: 1}
+	if n > 0 {
+		h = held{spans: [2]lockSpan{headerSpan, f.blockSpan(off, n)}, n: 2}
+	}
+	for i := range h.n {
+		f.ofdLock(unix.F_RDLCK, h.spans[i])
+	}
+	return h
+}
+
 // exclusiveLock takes the locks for changing the whole file (truncate,
 // append, fallocate).
-func (f *File) exclusiveLock() (unlock func()) {
+func (f *File) exclusiveLock() held {
 	f.e.content.Lock()
 	if !f.opts.SharedStorage {
-		return f.e.content.Unlock
+		return held{}
 	}
 	f.ofdLock(unix.F_WRLCK, wholeFile)
-	return func() {
-		f.ofdLock(unix.F_UNLCK, wholeFile)
-		f.e.content.Unlock()
-	}
+	return held{spans: [2]lockSpan{wholeFile}, n: 1}
 }
 
 // writeLock takes the locks for writing the plaintext range [off, off+n),
 // n > 0. The range needed depends on the file size, which only the lock
 // makes stable: if the size changed in between so that more is needed,
 // the locks are dropped and the whole file is locked instead.
-func (f *File) writeLock(off, n uint64) (unlock func()) {
+func (f *File) writeLock(off, n uint64) held {
 	f.e.content.Lock()
 	if !f.opts.SharedStorage {
-		return f.e.content.Unlock
+		return held{}
 	}
 	span, whole := f.writeSpan(off, n)
-	if whole {
-		f.ofdLock(unix.F_WRLCK, wholeFile)
-	} else {
+	if !whole {
 		f.ofdLock(unix.F_RDLCK, headerSpan)
 		f.ofdLock(unix.F_WRLCK, span)
-		if _, nowWhole := f.writeSpan(off, n); nowWhole {
-			f.ofdLock(unix.F_UNLCK, span)
-			f.ofdLock(unix.F_UNLCK, headerSpan)
-			f.ofdLock(unix.F_WRLCK, wholeFile)
-			whole = true
+		if _, whole = f.writeSpan(off, n); !whole {
+			return held{spans: [2]lockSpan{headerSpan, span}, n: 2}
 		}
+		f.ofdLock(unix.F_UNLCK, span)
+		f.ofdLock(unix.F_UNLCK, headerSpan)
 	}
-	return func() {
-		if whole {
-			f.ofdLock(unix.F_UNLCK, wholeFile)
-		} else {
-			f.ofdLock(unix.F_UNLCK, span)
-			f.ofdLock(unix.F_UNLCK, headerSpan)
-		}
-		f.e.content.Unlock()
-	}
+	f.ofdLock(unix.F_WRLCK, wholeFile)
+	return held{spans: [2]lockSpan{wholeFile}, n: 1}
 }
 
 // writeSpan returns the ciphertext blocks a write of [off, off+n) rewrites,

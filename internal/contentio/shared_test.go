@@ -84,7 +84,7 @@ func TestSharedStorageLockRegion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(other)
-	unlock := f.writeLock(100, 10)
+	h := f.writeLock(100, 10)
 	probe := func(start, n int64) int16 {
 		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: start, Len: n}
 		if err := unix.FcntlFlock(uintptr(other), unix.F_OFD_GETLK, &lk); err != nil {
@@ -98,7 +98,7 @@ func TestSharedStorageLockRegion(t *testing.T) {
 	if probe(LockBase, 0) == unix.F_UNLCK {
 		t.Error("no internal lock at LockBase")
 	}
-	unlock()
+	f.release(h)
 	if probe(0, 0) != unix.F_UNLCK {
 		t.Error("lock left after unlock")
 	}

@@ -28,6 +28,19 @@ type entry struct {
 	// longBase is set when cName is a sync tool's conflict copy of the
 	// hashed long name longBase, whose companion file it shares.
 	longBase string
+	// st is the stat of the backing entry taken while resolving it, when
+	// stOK; stat uses it instead of asking again within one operation.
+	st   unix.Stat_t
+	stOK bool
+}
+
+// stat stats the backing entry (its parent directory for the root).
+func (e *entry) stat(st *unix.Stat_t) error {
+	if e.stOK {
+		*st = e.st
+		return nil
+	}
+	return syscallcompat.Fstatat(e.dirfd, e.cName, st)
 }
 
 func (e *entry) close() {

@@ -127,7 +127,9 @@ func (rn *RootNode) touchAltIVs(dirfd int) {
 // e.longEnc stays empty for it and e.longBase names the original.
 func (rn *RootNode) resolveConflict(e *entry) {
 	var st unix.Stat_t
-	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); !errors.Is(err, syscall.ENOENT) {
+	err := syscallcompat.Fstatat(e.dirfd, e.cName, &e.st)
+	e.stOK = err == nil
+	if !errors.Is(err, syscall.ENOENT) {
 		return
 	}
 	type cand struct{ cName, longEnc, longBase string }
@@ -202,4 +204,30 @@ func (rn *RootNode) longNameShared(dirfd int, cName string) bool {
 		}
 	}
 	return false
+}
+
+// dropIVCopies removes the sync tools' conflict copies of internal files
+// (gocryptfs.diriv, long-name companions) from the directory fd when
+// nothing else but gocryptfs.diriv is in it (the directory is empty in the
+// plaintext view, so no name uses them), and returns the remaining
+// entries. Otherwise ents is returned unchanged.
+func (rn *RootNode) dropIVCopies(fd int, ents []syscallcompat.DirEntry) ([]syscallcompat.DirEntry, error) {
+	var copies []string
+	var rest []syscallcompat.DirEntry
+	for _, de := range ents {
+		if de.Name != nametransform.DirIVFilename && rn.nt.IsHiddenConflict(de.Name, false) {
+			copies = append(copies, de.Name)
+			continue
+		}
+		rest = append(rest, de)
+	}
+	if len(copies) == 0 || len(rest) > 1 || len(rest) == 1 && rest[0].Name != nametransform.DirIVFilename {
+		return ents, nil
+	}
+	for _, c := range copies {
+		if err := syscallcompat.Unlinkat(fd, c, 0); err != nil && !errors.Is(err, syscall.ENOENT) {
+			return nil, err
+		}
+	}
+	return rest, nil
 }

@@ -316,6 +316,18 @@ func TestTwoDirIVs(t *testing.T) {
 			if len(other) != 1 {
 				t.Errorf("backing names not under the main IV: %q, want only sub's", other)
 			}
+			// Emptied, the directory can be removed, IV copy and all.
+			for _, p := range []string{"d/sub/s", "d/sub/s2", "d/sub", "d/f", "d/f-from-B", "d/g.txt", "d/long"} {
+				if err := os.Remove(tf.path(p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Remove(tf.path("d")); err != nil {
+				t.Fatalf("rmdir of the emptied two-IV directory: %v", err)
+			}
+			if got := tf.cipherEntries(t, ""); !slices.Equal(got, []string{nametransform.DirIVFilename}) {
+				t.Errorf("left over: %q", got)
+			}
 		})
 	}
 }

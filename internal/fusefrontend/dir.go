@@ -358,6 +358,11 @@ func (rn *RootNode) onEmptiedDir(e *entry, fn func() error) error {
 		restoreMode()
 		return err
 	}
+	ents, err = rn.dropIVCopies(fd, ents)
+	if err != nil {
+		restoreMode()
+		return err
+	}
 	switch {
 	case len(ents) == 0:
 		// No IV file (damaged directory): nothing to move.

@@ -54,7 +54,8 @@ func (n *NameTransform) ReadAltIVsAt(dirfd int, names []string) (ivs []AltIV, ba
 		return nil, nil
 	}
 	for _, name := range names {
-		if !strings.HasPrefix(name, "gocryptfs") || name == DirIVFilename {
+		// Every tool keeps the extension ".diriv".
+		if !strings.HasPrefix(name, "gocryptfs") || !strings.HasSuffix(name, ".diriv") || name == DirIVFilename {
 			continue
 		}
 		m, ok := conflictname.BaseIs(name, DirIVFilename)
