@@ -16,7 +16,7 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// Forward-mode files from FORMAT.md section 12 (TV-7, TV-10, TV-11, TV-12):
+// Forward-mode files from docs/format.md section 12 (TV-7, TV-10, TV-11, TV-12):
 // each must parse, decrypt to the plaintext, have the mapped sizes, and
 // re-encrypt byte-for-byte when sealed with the recorded nonce (all three
 // ciphers are deterministic for a fixed nonce).

@@ -162,19 +162,6 @@ func (rn *RootNode) deleteLongName(e *entry) {
 	}
 }
 
-// chownNew gives a new entry to the calling user when running as root with
-// AllowOther. It is done before any chmod, because chown clears set-id
-// bits.
-func (rn *RootNode) chownNew(ctx context.Context, dirfd int, cName string) {
-	uid, gid, ok := rn.callerOwner(ctx)
-	if !ok {
-		return
-	}
-	if err := syscallcompat.Fchownat(dirfd, cName, uid, gid); err != nil {
-		rn.log.Warn("could not chown new entry to caller", "name", cName, "uid", uid, "gid", gid, "err", err)
-	}
-}
-
 // needsChmod reports whether the process umask may have cut bits of mode
 // when creating a backing entry, so that it must be set explicitly.
 func (rn *RootNode) needsChmod(mode uint32) bool {
@@ -228,27 +215,39 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, err
 	}
 	defer e.close()
-	undo, err := rn.writeLongName(e)
-	if err != nil {
-		return nil, err
-	}
 	mode &= 0o7777
-	if !rn.nt.UsesDirIV() {
-		if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode); err != nil {
-			undo()
-			return nil, err
-		}
-		rn.chownNew(ctx, e.dirfd, e.cName)
-		if rn.needsChmod(mode) {
-			if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode); err != nil {
-				rn.log.Warn("mkdir: chmod failed", "err", err)
-			}
-		}
-		return n.finishCreate(ctx, e, out)
+	useIV := rn.nt.UsesDirIV()
+	perm := mode
+	if useIV {
+		perm |= 0o700 // the IV file must be written into it
 	}
-	if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode|0o700); err != nil {
-		undo()
-		return nil, err
+	// The directory and its IV file are created as the caller, so both
+	// are owned by the caller and get the group the kernel picks.
+	fd := -1
+	var undo func()
+	created := false
+	err = rn.asCaller(ctx, func() error {
+		var err error
+		if undo, err = rn.writeLongName(e); err != nil {
+			return err
+		}
+		if err := syscallcompat.Mkdirat(e.dirfd, e.cName, perm); err != nil {
+			undo()
+			return err
+		}
+		created = true
+		if !useIV {
+			return nil
+		}
+		if fd, err = syscallcompat.OpenDirAt(e.dirfd, e.cName); err != nil {
+			return err
+		}
+		// WriteDirIVAt removes a partial file itself.
+		_, err = nametransform.WriteDirIVAt(fd)
+		return err
+	})
+	if fd >= 0 {
+		defer syscallcompat.Close(fd)
 	}
 	fail := func(err error) (*fs.Inode, error) {
 		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err2 != nil {
@@ -257,14 +256,24 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		undo()
 		return nil, err
 	}
-	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
-	if err != nil {
+	switch {
+	case err != nil && !created:
+		return nil, err
+	case err != nil:
 		return fail(err)
-	}
-	defer syscallcompat.Close(fd)
-	if _, err := nametransform.WriteDirIVAt(fd); err != nil {
-		// WriteDirIVAt removes a partial file itself.
-		return fail(err)
+	case !useIV:
+		if rn.needsChmod(mode) {
+			var st unix.Stat_t
+			err := syscallcompat.Fstatat(e.dirfd, e.cName, &st)
+			if err == nil {
+				// Keep an inherited set-group-ID bit (see below).
+				err = syscallcompat.Fchmodat(e.dirfd, e.cName, mode|st.Mode&syscall.S_ISGID)
+			}
+			if err != nil {
+				rn.log.Warn("mkdir: chmod failed", "err", err)
+			}
+		}
+		return n.finishCreate(ctx, e, out)
 	}
 	// failIV undoes the mkdir once the IV file exists: the directory
 	// cannot be removed while it holds it.
@@ -274,14 +283,6 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		}
 		return fail(err)
 	}
-	if uid, gid, ok := rn.callerOwner(ctx); ok {
-		if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
-			rn.log.Warn("mkdir: could not chown to caller", "err", err)
-		}
-		if err := syscallcompat.Fchownat(fd, nametransform.DirIVFilename, uid, gid); err != nil {
-			rn.log.Warn("mkdir: could not chown diriv to caller", "err", err)
-		}
-	}
 	var st unix.Stat_t
 	if err := syscallcompat.Fstat(fd, &st); err != nil {
 		return failIV(err)
@@ -289,6 +290,10 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if err := rn.inject("mkdir-chmod"); err != nil {
 		return failIV(err)
 	}
+	// As the daemon, not the caller: a directory created in a
+	// set-group-ID directory keeps the inherited bit even when the caller
+	// is not a member of the group, as on a local filesystem, and a chmod
+	// by a non-member would drop it.
 	if err := syscallcompat.Fchmod(fd, mode|st.Mode&syscall.S_ISGID); err != nil {
 		return failIV(err)
 	}
@@ -566,15 +571,20 @@ func (n *Node) symlink(ctx context.Context, target, name string, out *fuse.Entry
 			return nil, err
 		}
 	}
-	undo, err := rn.writeLongName(e)
+	err = rn.asCaller(ctx, func() error {
+		undo, err := rn.writeLongName(e)
+		if err != nil {
+			return err
+		}
+		if err := syscallcompat.Symlinkat(cTarget, e.dirfd, e.cName); err != nil {
+			undo()
+			return err
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := syscallcompat.Symlinkat(cTarget, e.dirfd, e.cName); err != nil {
-		undo()
-		return nil, err
-	}
-	rn.chownNew(ctx, e.dirfd, e.cName)
 	return n.finishCreate(ctx, e, out)
 }
 
@@ -663,19 +673,26 @@ func (n *Node) mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 		return nil, err
 	}
 	defer e.close()
-	undo, err := rn.writeLongName(e)
+	err = rn.asCaller(ctx, func() error {
+		undo, err := rn.writeLongName(e)
+		if err != nil {
+			return err
+		}
+		if err := syscallcompat.Mknodat(e.dirfd, e.cName, mode, uint64(dev)); err != nil {
+			undo()
+			return err
+		}
+		// As the caller, so that the kernel drops a set-group-ID bit
+		// that the caller may not set.
+		if rn.needsChmod(mode) {
+			if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode&0o7777); err != nil {
+				rn.log.Warn("mknod: chmod failed", "err", err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if err := syscallcompat.Mknodat(e.dirfd, e.cName, mode, uint64(dev)); err != nil {
-		undo()
-		return nil, err
-	}
-	rn.chownNew(ctx, e.dirfd, e.cName)
-	if rn.needsChmod(mode) {
-		if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode&0o7777); err != nil {
-			rn.log.Warn("mknod: chmod failed", "err", err)
-		}
 	}
 	return n.finishCreate(ctx, e, out)
 }
