@@ -184,6 +184,9 @@ func (o fsckOutput) summary(res fsck.Result, actions int) error {
 		if res.Skipped > 0 && os.Geteuid() != 0 {
 			o.e.log.Info(fmt.Sprintf("fsck: %d files could not be read for lack of permission; re-run as root to check them", res.Skipped), tlog.Grey())
 		}
+		if res.Warnings > 0 {
+			o.e.log.Info(fmt.Sprintf("fsck: %d sync conflict copies (shown by a mount; merge or delete them through it)", res.Warnings))
+		}
 		if res.Clean() {
 			o.e.log.Info("fsck summary: no problems found", tlog.Green())
 		}

@@ -33,6 +33,8 @@ func initFS(e *env, a *argContainer) error {
 		}
 	} else if err := checkDirEmpty(a.cipherdir); err != nil {
 		return exitcodes.Errorf(exitcodes.CipherDir, "Invalid cipherdir: %v", err)
+	} else {
+		warnBackingFS(e, a.cipherdir, false, false)
 	}
 	if a.isSet("scryptn") && (a.scryptn < configfile.ScryptMinLogN || a.scryptn > configfile.ScryptMaxLogN) {
 		return exitcodes.Errorf(exitcodes.WriteConf, "-scryptn %d is outside the allowed range %d..%d",

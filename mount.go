@@ -232,6 +232,7 @@ func buildCore(e *env, a *argContainer, mk []byte, f features) (*cryptocore.Cryp
 
 // newForwardFrontend builds the normal (plaintext view) frontend.
 func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (frontend, error) {
+	warnBackingFS(e, a.cipherdir, true, a.sharedstorage)
 	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{
 		CipherDir:          a.cipherdir,
 		PlaintextNames:     f.plaintextNames,

@@ -99,6 +99,7 @@ type RootNode struct {
 	asRoot   bool
 	inos     *inomap.Map
 	dirCache *dirCache
+	altIVs   altIVCache
 	table    *contentio.Table
 	warned   warnLog
 	// chmodLocks serializes the temporary chmods of openWriteOnly.
