@@ -31,7 +31,8 @@
 # Throughput rows are MB/s (higher is better), the others seconds or MiB
 # (lower is better). The last column is gocryptfs relative to loopback: for
 # MB/s the fraction of loopback's speed, for seconds how many times longer
-# it took.
+# it took. "shared/gc" is the cost of -sharedstorage (byte-range locks, no
+# kernel caches) relative to the normal gocryptfs mount in the same way.
 
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -260,20 +261,20 @@ NAMES=("write ${MB} MiB (MB/s)" "read ${MB} MiB cold (MB/s)" "512 B writes 8 MiB
 	"untar go/src (s)" "sha256 go/src cold (s)" "ls -lR go/src cold (s)" "rm -rf go/src (s)")
 printf '\n%s; %s; backing %s (%s); median of %s rounds\n' "$(./gocryptfs -version | head -1)" \
 	"$(uname -r), $(nproc) cores" "$W" "$(stat -f -c %T "$W")" "$ROUNDS"
-printf '| %-28s | %9s | %9s | %9s | %13s | %9s |\n' test plain loopback gocryptfs "-sharedstorage" "gc/loop"
-printf '|%s|%s|%s|%s|%s|%s|\n' "------------------------------" "-----------" "-----------" "-----------" "---------------" "-----------"
+printf '| %-28s | %9s | %9s | %9s | %9s | %14s | %9s |\n' test plain loopback gocryptfs "gc/loop" "-sharedstorage" "shared/gc"
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' "------------------------------" "-----------" "-----------" "-----------" "-----------" "----------------" "-----------"
 for i in "${!NAMES[@]}"; do
 	f=$((i + 1))
 	p=$(median plain $f)
 	l=$(median loopback $f)
 	g=$(median gocryptfs $f)
 	s=$(median shared $f)
-	printf '| %-28s | %9.2f | %9.2f | %9.2f | %13.2f | %9.2f |\n' "${NAMES[$i]}" "$p" "$l" "$g" "$s" "$(calc "$g / $l")"
+	printf '| %-28s | %9.2f | %9.2f | %9.2f | %9.2f | %14.2f | %9.2f |\n' "${NAMES[$i]}" "$p" "$l" "$g" "$(calc "$g / $l")" "$s" "$(calc "$s / $g")"
 done
 for c in "${COLS[@]}"; do
 	SPEEDUP[$c]=$(calc "$(median "$c" 5) / $(median "$c" 4)")
 done
-printf '| %-28s | %9.2f | %9.2f | %9.2f | %13.2f | %9s |\n' "4 writers / 1 writer" "${SPEEDUP[plain]}" "${SPEEDUP[loopback]}" "${SPEEDUP[gocryptfs]}" "${SPEEDUP[shared]}" ""
-printf '| %-28s | %9s | %9.1f | %9.1f | %13.1f | %9s |\n' "RSS idle after mount (MiB)" - "${IDLE[loopback]}" "${IDLE[gocryptfs]}" "${IDLE[shared]}" ""
-printf '| %-28s | %9s | %9.1f | %9.1f | %13.1f | %9s |\n' "RSS after stat $FILES (MiB)" - "${TREE[loopback]}" "${TREE[gocryptfs]}" "${TREE[shared]}" ""
-printf '| %-28s | %9s | %9.1f | %9.1f | %13.1f | %9s |\n' "RSS per 10,000 inodes (MiB)" - "${PER10K[loopback]}" "${PER10K[gocryptfs]}" "${PER10K[shared]}" ""
+printf '| %-28s | %9.2f | %9.2f | %9.2f | %9s | %14.2f | %9s |\n' "4 writers / 1 writer" "${SPEEDUP[plain]}" "${SPEEDUP[loopback]}" "${SPEEDUP[gocryptfs]}" "" "${SPEEDUP[shared]}" ""
+printf '| %-28s | %9s | %9.1f | %9.1f | %9s | %14.1f | %9s |\n' "RSS idle after mount (MiB)" - "${IDLE[loopback]}" "${IDLE[gocryptfs]}" "" "${IDLE[shared]}" ""
+printf '| %-28s | %9s | %9.1f | %9.1f | %9s | %14.1f | %9s |\n' "RSS after stat $FILES (MiB)" - "${TREE[loopback]}" "${TREE[gocryptfs]}" "" "${TREE[shared]}" ""
+printf '| %-28s | %9s | %9.1f | %9.1f | %9s | %14.1f | %9s |\n' "RSS per 10,000 inodes (MiB)" - "${PER10K[loopback]}" "${PER10K[gocryptfs]}" "" "${PER10K[shared]}" ""
