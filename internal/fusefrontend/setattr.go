@@ -35,7 +35,7 @@ func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 		}
 		defer e.close()
 	}
-	if err := rn.setattr(f, e, in); err != nil {
+	if err := rn.setattr(ctx, f, e, in); err != nil {
 		return n.toErrno("Setattr", err)
 	}
 	var st unix.Stat_t
@@ -53,7 +53,7 @@ func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 	return 0
 }
 
-func (rn *RootNode) setattr(f *file, e *entry, in *fuse.SetAttrIn) error {
+func (rn *RootNode) setattr(ctx context.Context, f *file, e *entry, in *fuse.SetAttrIn) error {
 	// Owner first: chown clears set-id bits that a chmod in the same
 	// request may set.
 	uid, uok := in.GetUID()
@@ -93,6 +93,18 @@ func (rn *RootNode) setattr(f *file, e *entry, in *fuse.SetAttrIn) error {
 			err = f.cf.Truncate(size)
 		} else {
 			err = rn.truncateEntry(e, size)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if in.Valid&fuse.FATTR_KILL_SUIDGID != 0 {
+		// An unprivileged truncate (CAP_HANDLE_KILLPRIV_V2, killpriv.go).
+		var err error
+		if f != nil {
+			err = rn.killPrivFd(ctx, f.cf.Fd())
+		} else {
+			err = rn.killPrivEntry(ctx, e)
 		}
 		if err != nil {
 			return err

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/testutil"
 )
 
 // The writeback cache keeps written data in the kernel; these tests check
@@ -293,5 +295,70 @@ func TestWritebackMtime(t *testing.T) {
 	}
 	if st.Mtim != ts[1] || st.Size != 5 {
 		t.Fatalf("CIPHERDIR: mtime %v size %d, want %v and 5", st.Mtim, st.Size, ts[1])
+	}
+}
+
+// TestWritebackKillSuidGid: with the writeback cache the mount negotiates
+// CAP_HANDLE_KILLPRIV_V2, so the filesystem must clear set-id bits itself
+// when another user writes or truncates. Side by side with a plain
+// directory: writes and truncates by nobody clear set-user-ID and (on
+// group-executable files) set-group-ID, writes by root keep them.
+func TestWritebackKillSuidGid(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	testutil.RequireFuse(t)
+	cipher := t.TempDir()
+	os.Chmod(cipher, 0o777)
+	tf := mountExistingOpts(t, testConfig{timeouts: true, writeback: true, args: Args{AllowOther: true}}, cipher, true, nil)
+	os.Chmod(filepath.Dir(tf.mnt), 0o755)
+	plain := plainDir(t)
+	cases := []struct {
+		name   string
+		mode   uint32
+		asUser bool
+		script string
+	}{
+		{"write-ugx", 0o6777, true, "printf x >> wx"},
+		{"write-g-noexec", 0o6767, true, "printf x | dd of=wg conv=notrunc status=none"},
+		{"truncate", 0o4777, true, "truncate -s 3 tr"},
+		{"open-trunc", 0o6777, true, ": > ot"},
+		{"root-write", 0o6777, false, "printf x >> rw"},
+		{"write-g-ingroup", 0o2767, true, "printf x >> gi"},
+	}
+	// file name = first word after the redirection, per case
+	names := map[string]string{"write-ugx": "wx", "write-g-noexec": "wg", "truncate": "tr", "open-trunc": "ot", "root-write": "rw", "write-g-ingroup": "gi"}
+	for _, dir := range []string{plain, tf.mnt} {
+		for _, c := range cases {
+			p := filepath.Join(dir, names[c.name])
+			mustWrite(t, p, []byte("hello"))
+			if c.name == "write-g-ingroup" {
+				// the writer is in the file's group: set-group-ID
+				// without group execution stays
+				if err := unix.Chown(p, 0, 65534); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := unix.Chmod(p, c.mode); err != nil {
+				t.Fatal(err)
+			}
+			uid := uint32(0)
+			if c.asUser {
+				uid = 65534
+			}
+			if out, err := runAs(dir, uid, 65534, nil, c.script); err != nil {
+				t.Fatalf("%s in %s: %v: %s", c.name, dir, err, out)
+			}
+		}
+	}
+	other := mountExisting(t, testConfig{}, cipher, false)
+	for _, c := range cases {
+		n := names[c.name]
+		want := statOf(t, filepath.Join(plain, n)).Mode & 0o7777
+		for _, view := range []string{tf.mnt, other.mnt} {
+			if got := statOf(t, filepath.Join(view, n)).Mode & 0o7777; got != want {
+				t.Errorf("%s (%s): mode %o, plain directory %o", c.name, view, got, want)
+			}
+		}
 	}
 }

@@ -125,7 +125,10 @@ func Build(p Params) *fs.Options {
 	}
 	var caps uint64
 	if Writeback(p) {
-		caps |= fuse.CAP_WRITEBACK_CACHE
+		// HANDLE_KILLPRIV_V2: the frontend clears set-id bits on
+		// unprivileged writes itself, so the kernel need not ask for
+		// security.capability before every write(2).
+		caps |= fuse.CAP_WRITEBACK_CACHE | fuse.CAP_HANDLE_KILLPRIV_V2
 	}
 	return &fs.Options{
 		MountOptions: fuse.MountOptions{

@@ -1,0 +1,93 @@
+package fusefrontend
+
+import (
+	"context"
+	"slices"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/syscallcompat"
+)
+
+// With the writeback cache the mount also negotiates
+// CAP_HANDLE_KILLPRIV_V2 (mountopts.Build): the kernel then stops asking
+// for security.capability before every write(2), one round trip each, and
+// the filesystem clears the set-user-ID and set-group-ID bits itself when
+// an unprivileged caller writes or truncates, as the kernel does on a
+// local filesystem. Only a daemon running as root needs to: its own
+// writes to the backing file keep the bits (it has CAP_FSETID), whereas an
+// unprivileged daemon's writes clear them in the backing kernel.
+
+// killedMode returns mode without the bits a write or truncate by an
+// unprivileged caller clears: set-user-ID always; set-group-ID on a
+// group-executable file, or when the caller is not in the file's group
+// (inGroup is asked only then).
+func killedMode(mode uint32, inGroup func() bool) uint32 {
+	kill := mode & syscall.S_ISUID
+	if mode&syscall.S_ISGID != 0 && (mode&syscall.S_IXGRP != 0 || !inGroup()) {
+		kill |= syscall.S_ISGID
+	}
+	return mode &^ kill
+}
+
+// unprivileged reports whether the request in ctx comes from a caller
+// whose writes clear set-id bits (any uid but 0; CAP_FSETID held by
+// another uid is not visible in a FUSE request).
+func unprivileged(ctx context.Context) bool {
+	c, ok := fuse.FromContext(ctx)
+	return ok && c.Uid != 0
+}
+
+// killPrivFd clears the set-id bits a write or truncate by an
+// unprivileged caller clears (killedMode) on the open backing file fd.
+// Callers decide whether the request needs it (unprivileged, or the
+// kernel's FATTR_KILL_SUIDGID).
+func (rn *RootNode) killPrivFd(ctx context.Context, fd int) error {
+	if !rn.args.Writeback || !rn.asRoot {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if k, ok := killBits(ctx, &st); ok {
+		return syscallcompat.Fchmod(fd, k)
+	}
+	return nil
+}
+
+// killPrivEntry is killPrivFd for a backing entry (truncate(2) by path,
+// where the kernel passes no handle).
+func (rn *RootNode) killPrivEntry(ctx context.Context, e *entry) error {
+	if !rn.args.Writeback || !rn.asRoot {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
+		return err
+	}
+	if k, ok := killBits(ctx, &st); ok {
+		return syscallcompat.Fchmodat(e.dirfd, e.cName, k)
+	}
+	return nil
+}
+
+// killBits returns the new permission bits of a regular file and whether
+// they differ from the current ones.
+func killBits(ctx context.Context, st *unix.Stat_t) (uint32, bool) {
+	mode := st.Mode & 0o7777
+	k := killedMode(mode, func() bool { return callerInGroup(ctx, st.Gid) })
+	return k, k != mode && st.Mode&syscall.S_IFMT == syscall.S_IFREG
+}
+
+// callerInGroup reports whether the caller of ctx has gid as primary or
+// supplementary group.
+func callerInGroup(ctx context.Context, gid uint32) bool {
+	c, ok := fuse.FromContext(ctx)
+	if !ok {
+		return false
+	}
+	return slices.Contains(procGroups(c.Pid, c.Gid), gid) || c.Gid == gid
+}
