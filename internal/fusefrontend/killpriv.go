@@ -11,14 +11,15 @@ import (
 	"gocryptfs/internal/syscallcompat"
 )
 
-// With the writeback cache the mount also negotiates
-// CAP_HANDLE_KILLPRIV_V2 (mountopts.Build): the kernel then stops asking
-// for security.capability before every write(2), one round trip each, and
+// Read-write mounts negotiate CAP_HANDLE_KILLPRIV_V2 (mountopts.Build):
+// the kernel then stops asking for security.capability before every
+// write(2), one round trip each, and
 // the filesystem clears the set-user-ID and set-group-ID bits itself when
 // an unprivileged caller writes or truncates, as the kernel does on a
 // local filesystem. Only a daemon running as root needs to: its own
 // writes to the backing file keep the bits (it has CAP_FSETID), whereas an
-// unprivileged daemon's writes clear them in the backing kernel.
+// unprivileged daemon's writes clear them in the backing kernel. Doing it
+// also where the kernel did it first is harmless: the rule is the same.
 
 // killedMode returns mode without the bits a write or truncate by an
 // unprivileged caller clears: set-user-ID always; set-group-ID on a
@@ -45,7 +46,7 @@ func unprivileged(ctx context.Context) bool {
 // Callers decide whether the request needs it (unprivileged, or the
 // kernel's FATTR_KILL_SUIDGID).
 func (rn *RootNode) killPrivFd(ctx context.Context, fd int) error {
-	if !rn.args.Writeback || !rn.asRoot {
+	if !rn.asRoot {
 		return nil
 	}
 	var st unix.Stat_t
@@ -61,7 +62,7 @@ func (rn *RootNode) killPrivFd(ctx context.Context, fd int) error {
 // killPrivEntry is killPrivFd for a backing entry (truncate(2) by path,
 // where the kernel passes no handle).
 func (rn *RootNode) killPrivEntry(ctx context.Context, e *entry) error {
-	if !rn.args.Writeback || !rn.asRoot {
+	if !rn.asRoot {
 		return nil
 	}
 	var st unix.Stat_t

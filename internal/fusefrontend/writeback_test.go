@@ -298,19 +298,26 @@ func TestWritebackMtime(t *testing.T) {
 	}
 }
 
-// TestWritebackKillSuidGid: with the writeback cache the mount negotiates
-// CAP_HANDLE_KILLPRIV_V2, so the filesystem must clear set-id bits itself
-// when another user writes or truncates. Side by side with a plain
-// directory: writes and truncates by nobody clear set-user-ID and (on
-// group-executable files) set-group-ID, writes by root keep them.
-func TestWritebackKillSuidGid(t *testing.T) {
+// TestKillSuidGid: read-write mounts negotiate CAP_HANDLE_KILLPRIV_V2, so
+// the filesystem must clear set-id bits itself when another user writes
+// or truncates. Side by side with a plain directory, with and without the
+// writeback cache: writes and truncates by nobody clear set-user-ID and
+// set-group-ID (unless the file is not group-executable and the writer is
+// in its group), writes by root keep them.
+func TestKillSuidGid(t *testing.T) {
+	for _, wb := range []bool{false, true} {
+		t.Run(fmt.Sprintf("writeback=%v", wb), func(t *testing.T) { testKillSuidGid(t, wb) })
+	}
+}
+
+func testKillSuidGid(t *testing.T, writeback bool) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
 	testutil.RequireFuse(t)
 	cipher := t.TempDir()
 	os.Chmod(cipher, 0o777)
-	tf := mountExistingOpts(t, testConfig{timeouts: true, writeback: true, args: Args{AllowOther: true}}, cipher, true, nil)
+	tf := mountExistingOpts(t, testConfig{timeouts: true, writeback: writeback, args: Args{AllowOther: true}}, cipher, true, nil)
 	os.Chmod(filepath.Dir(tf.mnt), 0o755)
 	plain := plainDir(t)
 	cases := []struct {

@@ -125,10 +125,13 @@ func Build(p Params) *fs.Options {
 	}
 	var caps uint64
 	if Writeback(p) {
-		// HANDLE_KILLPRIV_V2: the frontend clears set-id bits on
-		// unprivileged writes itself, so the kernel need not ask for
+		caps |= fuse.CAP_WRITEBACK_CACHE
+	}
+	if !p.ReadOnly && !p.Reverse {
+		// The forward frontend clears set-id bits on unprivileged
+		// writes and truncates itself, so the kernel need not ask for
 		// security.capability before every write(2).
-		caps |= fuse.CAP_WRITEBACK_CACHE | fuse.CAP_HANDLE_KILLPRIV_V2
+		caps |= fuse.CAP_HANDLE_KILLPRIV_V2
 	}
 	return &fs.Options{
 		MountOptions: fuse.MountOptions{

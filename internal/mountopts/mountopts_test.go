@@ -73,9 +73,13 @@ func TestWriteback(t *testing.T) {
 		if got := Writeback(c.p); got != c.want {
 			t.Errorf("%+v: Writeback %v, want %v", c.p, got, c.want)
 		}
-		got := Build(c.p).ExtraCapabilities&fuse.CAP_WRITEBACK_CACHE != 0
-		if got != c.want {
+		caps := Build(c.p).ExtraCapabilities
+		if got := caps&fuse.CAP_WRITEBACK_CACHE != 0; got != c.want {
 			t.Errorf("%+v: CAP_WRITEBACK_CACHE %v, want %v", c.p, got, c.want)
+		}
+		// The frontend handles set-id bits itself wherever it writes.
+		if got, want := caps&fuse.CAP_HANDLE_KILLPRIV_V2 != 0, !c.p.ReadOnly; got != want {
+			t.Errorf("%+v: CAP_HANDLE_KILLPRIV_V2 %v, want %v", c.p, got, want)
 		}
 	}
 }
