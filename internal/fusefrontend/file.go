@@ -85,7 +85,11 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 			return nil, 0, n.toErrno("Open", err)
 		}
 	}
-	return f, rn.openFlags(), 0
+	fuseFlags = rn.openFlags()
+	if n.keepCache(f.cf.Fd()) {
+		fuseFlags |= fuse.FOPEN_KEEP_CACHE
+	}
+	return f, fuseFlags, 0
 }
 
 func (n *Node) open(flags int) (*file, error) {
@@ -330,6 +334,7 @@ func (n *Node) Release(ctx context.Context, fh fs.FileHandle) (errno syscall.Err
 	if !ok {
 		return 0
 	}
+	n.rememberStamp(f.cf.Fd())
 	return n.toErrno("Release", rn.releaseFile(f))
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -22,6 +23,9 @@ import (
 type Node struct {
 	fs.Inode
 	rn *RootNode
+	// stamp is the backing file's state at the last release of a handle
+	// (keepcache.go); nil when unknown.
+	stamp atomic.Pointer[cacheStamp]
 }
 
 // relPath returns the plaintext path of n relative to the root. A node that

@@ -1,0 +1,58 @@
+package fusefrontend
+
+import (
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/syscallcompat"
+)
+
+// With the writeback cache (exclusive access to CIPHERDIR), an open keeps
+// the kernel's page cache of the file (FOPEN_KEEP_CACHE) when the backing
+// file is unchanged since the last handle on it was released: same inode,
+// size, mtime and ctime. Every change through this mount goes through the
+// page cache or changes ctime (truncate, setattr), and a change by anyone
+// else changes ctime, which cannot be set back; either way the next open
+// drops the cache as without this. Each Node holds at most one stamp.
+
+// cacheStamp is what identifies a backing file's content state.
+type cacheStamp struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime unix.Timespec
+}
+
+func stampOf(st *unix.Stat_t) cacheStamp {
+	return cacheStamp{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+}
+
+// keepCache reports whether an open of n through the backing fd may keep
+// the kernel's page cache.
+func (n *Node) keepCache(fd int) bool {
+	if !n.rn.args.Writeback {
+		return false
+	}
+	old := n.stamp.Load()
+	if old == nil {
+		return false
+	}
+	var st unix.Stat_t
+	if syscallcompat.Fstat(fd, &st) != nil {
+		return false
+	}
+	return *old == stampOf(&st)
+}
+
+// rememberStamp records the backing file's state when a handle is
+// released: what the kernel's page cache reflects at that point.
+func (n *Node) rememberStamp(fd int) {
+	if !n.rn.args.Writeback {
+		return
+	}
+	var st unix.Stat_t
+	if syscallcompat.Fstat(fd, &st) != nil {
+		n.stamp.Store(nil)
+		return
+	}
+	s := stampOf(&st)
+	n.stamp.Store(&s)
+}
