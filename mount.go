@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -364,6 +365,10 @@ func doMount(e *env, a *argContainer) error {
 	}
 	defer cc.Wipe()
 	defer rn.Close()
+	// scrypt needed a 64 MiB buffer (default cost) that is garbage now; the
+	// Go runtime would keep it mapped for minutes. Give it back before
+	// serving, so that an idle mount is small.
+	debug.FreeOSMemory()
 	ctl.Serve(rn)
 	defer ctl.Close() // stop answering before rn is closed
 
