@@ -76,6 +76,9 @@ func dispatch(e *env) error {
 		Quiet: a.quiet, Debug: a.debug, Color: e.color, WPanic: a.wpanic,
 	}).Handler())
 	e.log = slog.New(e.logSwitch)
+	if a.debug {
+		logArgs(e)
+	}
 	switch {
 	case a.version:
 		fmt.Fprintln(e.stdout, versionLine())

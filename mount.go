@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/fusefrontend_reverse"
+	"gocryptfs/internal/fuseserve"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/tlog"
@@ -61,6 +61,9 @@ func checkMountpoint(a *argContainer) error {
 		return exitcodes.Errorf(exitcodes.MountPoint, format, args...)
 	}
 	fi, err := os.Stat(mp)
+	if errors.Is(err, syscall.ENOTCONN) {
+		return fail("Invalid mountpoint: %s is a FUSE mount whose server is gone. Unmount it first: fusermount -u %s", mp, mp)
+	}
 	if err != nil {
 		return fail("Invalid mountpoint: %v", err)
 	}
@@ -73,6 +76,11 @@ func checkMountpoint(a *argContainer) error {
 	}
 	if isInside(mpr, cd) {
 		return fail("Mountpoint %q is contained in cipherdir %q, this is not supported", mp, a.cipherdir)
+	}
+	// Mounting over a mount would hide it; -nonempty is no way around
+	// that (it is about files, not mounts).
+	if fstype, ok := isMountPoint(mpr); ok {
+		return fail("Invalid mountpoint: %s is already a mount point (%s). Unmount it first, or choose another directory.", mp, fstype)
 	}
 	if !a.nonempty {
 		if err := checkDirEmpty(mp); err != nil {
@@ -347,13 +355,9 @@ func doMount(e *env, a *argContainer) error {
 		return err
 	}
 	defer ctl.Close()
-	readOnly := a.ro || a.reverse
-	if !readOnly && backingReadOnly(a.cipherdir) {
-		if a.rw {
-			return exitcodes.Errorf(exitcodes.Usage, "Cipherdir %s is on a read-only filesystem, cannot mount read-write (-rw).", a.cipherdir)
-		}
-		e.log.Info(fmt.Sprintf("Cipherdir %s is on a read-only filesystem, mounting as read-only.", a.cipherdir), tlog.Yellow())
-		readOnly = true
+	readOnly, err := effectiveReadOnly(e, a)
+	if err != nil {
+		return err
 	}
 	mk, feat, err := unlock(e, a)
 	if err != nil {
@@ -363,7 +367,14 @@ func doMount(e *env, a *argContainer) error {
 	if err != nil {
 		return err
 	}
-	defer cc.Wipe()
+	// The keys are wiped only once no request can use them any more;
+	// serve says when that is not the case.
+	keysInUse := false
+	defer func() {
+		if !keysInUse {
+			cc.Wipe()
+		}
+	}()
 	defer rn.Close()
 	// scrypt needed a 64 MiB buffer (default cost) that is garbage now; the
 	// Go runtime would keep it mapped for minutes. Give it back before
@@ -374,7 +385,7 @@ func doMount(e *env, a *argContainer) error {
 
 	// Catch SIGINT/SIGTERM before the mount appears, so that a signal sent
 	// as soon as the mount is visible still leads to a clean unmount.
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	opts := mountopts.Build(mountParams(a, readOnly))
@@ -382,7 +393,14 @@ func doMount(e *env, a *argContainer) error {
 		// The reverse view shows PLAINDIR's inode number on its root.
 		opts.RootStableAttr = r.StableAttr()
 	}
-	srv, err := fs.Mount(a.mountpoint, rn, opts)
+	if a.debug {
+		logSettings(e, a, feat, opts)
+	}
+	var trace *slog.Logger
+	if a.debug {
+		trace = e.log
+	}
+	srv, err := fuseserve.Mount(a.mountpoint, rn, opts, fuseserve.Options{Trace: trace})
 	if err != nil {
 		return exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)
 	}
@@ -396,36 +414,61 @@ func doMount(e *env, a *argContainer) error {
 	if a.notifypid > 0 {
 		becomeDaemon(e, a)
 	}
-
-	interrupted := make(chan struct{})
-	var gotSignal atomic.Bool
-	go func() {
-		s, ok := <-sigs
-		if !ok {
-			return
-		}
-		gotSignal.Store(true)
-		e.log.Info(fmt.Sprintf("Received %v, unmounting", s))
-		if err := srv.Unmount(); err != nil {
-			e.log.Warn(fmt.Sprintf("Unmount failed: %v. Trying lazy unmount.", err))
-			lazyUnmount(e.log, a.mountpoint)
-			close(interrupted)
-		}
-	}()
 	if ar, ok := rn.(activityReporter); ok && a.idle > 0 && !a.reverse {
-		go idleMonitor(e.log, srv, ar, a.idle)
+		go idleMonitor(e.log, srv.Server, ar, a.idle)
 	}
-
-	waited := make(chan struct{})
-	go func() { srv.Wait(); close(waited) }()
-	select {
-	case <-waited:
-	case <-interrupted:
-	}
-	if gotSignal.Load() {
+	gotSignal, abandoned := serve(e.log, a.mountpoint, srv, sigs)
+	keysInUse = abandoned
+	if gotSignal {
 		return exitcodes.New(exitcodes.SigInt, nil)
 	}
 	return nil
+}
+
+// effectiveReadOnly is -ro, -reverse, or a CIPHERDIR on a read-only
+// filesystem (which -rw refuses).
+func effectiveReadOnly(e *env, a *argContainer) (bool, error) {
+	if a.ro || a.reverse {
+		return true, nil
+	}
+	if !backingReadOnly(a.cipherdir) {
+		return false, nil
+	}
+	if a.rw {
+		return false, exitcodes.Errorf(exitcodes.Usage, "Cipherdir %s is on a read-only filesystem, cannot mount read-write (-rw).", a.cipherdir)
+	}
+	e.log.Info(fmt.Sprintf("Cipherdir %s is on a read-only filesystem, mounting as read-only.", a.cipherdir), tlog.Yellow())
+	return true, nil
+}
+
+// serve waits until the filesystem is unmounted and no request is running
+// any more. SIGINT or SIGTERM unmount it; if it is busy, it is detached
+// (lazy unmount) and the files still open on it keep being served until
+// they are closed, so that no request runs with wiped keys and no write in
+// progress is lost. A second signal gives up at once: abandoned then
+// reports that requests may still be running, and the keys must not be
+// wiped under them (the process is about to exit anyway).
+func serve(log *slog.Logger, mountpoint string, srv *fuseserve.Server, sigs <-chan os.Signal) (gotSignal, abandoned bool) {
+	done := make(chan struct{})
+	go func() { srv.Wait(); close(done) }()
+	for {
+		select {
+		case <-done:
+			return gotSignal, false
+		case s := <-sigs:
+			if gotSignal {
+				log.Warn(fmt.Sprintf("Received %v again, exiting while the detached filesystem is still in use", s))
+				return true, true
+			}
+			gotSignal = true
+			log.Info(fmt.Sprintf("Received %v, unmounting", s))
+			if err := srv.Unmount(); err != nil {
+				log.Warn(fmt.Sprintf("Unmount failed: %v. Trying lazy unmount.", err))
+				lazyUnmount(log, mountpoint)
+				log.Info("Filesystem detached; serving the files still open on it until they are closed (send the signal again to exit now).")
+			}
+		}
+	}
 }
 
 // lazyUnmount detaches the mount even if it is busy.
@@ -480,11 +523,12 @@ func becomeDaemon(e *env, a *argContainer) {
 	}
 	if !a.nosyslog {
 		if h, err := tlog.NewSyslogHandler("gocryptfs", a.quiet, a.debug); err != nil {
-			e.log.Info(fmt.Sprintf("Cannot log to syslog: %v", err))
+			// logger(1) could not deliver either: keep the output.
+			e.logSwitch.Set(noSyslogHandler(e, a, err))
 		} else {
 			e.logSwitch.Set(h)
+			redirectStdoutToLogger(e.log)
 		}
-		redirectStdoutToLogger(e.log)
 	}
 	if err := redirectFd("/dev/null", unix.O_RDONLY, 0); err != nil {
 		e.log.Warn(fmt.Sprintf("redirecting stdin to /dev/null: %v", err))
@@ -492,6 +536,17 @@ func becomeDaemon(e *env, a *argContainer) {
 	if err := unix.Kill(a.notifypid, unix.SIGUSR1); err != nil {
 		e.log.Warn(fmt.Sprintf("Could not notify parent process %d: %v", a.notifypid, err))
 	}
+}
+
+// noSyslogHandler is the log of a background mount without syslog: every
+// message goes to stderr (the terminal, if there is one, is shared with
+// the shell by now), and the first one is preceded by one line that says
+// why. A mount that has nothing to say prints nothing.
+func noSyslogHandler(e *env, a *argContainer, err error) slog.Handler {
+	h := tlog.New(tlog.Options{Stdout: e.stderr, Stderr: e.stderr, Quiet: a.quiet, Debug: a.debug, WPanic: a.wpanic}).Handler()
+	return tlog.NoticeFirst(h, func() {
+		fmt.Fprintf(e.stderr, "gocryptfs: cannot log to syslog (%v), messages of the background mount follow on stderr\n", err)
+	})
 }
 
 // redirectFd points descriptor fd at the file path.
