@@ -12,8 +12,8 @@ func TestUnstamped(t *testing.T) {
 	if Date() != "0000-00-00" {
 		t.Errorf("Date() = %q", Date())
 	}
-	if Version() == "" {
-		t.Error("empty Version()")
+	if !strings.HasPrefix(Version(), "v0.0.0-") {
+		t.Errorf("Version() = %q, want v0.0.0-...", Version())
 	}
 	for _, c := range []struct{ suffix, want string }{
 		{"", "0000-00-00 " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH},
