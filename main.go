@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,7 +51,7 @@ func main() {
 // printed here, once: in red on stderr unless the error is silent (its
 // message was already printed where it happened).
 func run(e *env) int {
-	err := dispatch(e)
+	err := withExitCode(dispatch(e))
 	if err != nil && !exitcodes.Silent(err) {
 		msg := err.Error()
 		if e.color {
@@ -59,6 +60,23 @@ func run(e *env) int {
 		fmt.Fprintln(e.stderr, msg)
 	}
 	return exitcodes.From(err)
+}
+
+// withExitCode gives the sentinel errors of the internal packages their
+// exit codes; errors that already have one keep it. Exit codes are decided
+// here, in main, and nowhere else.
+func withExitCode(err error) error {
+	var coded *exitcodes.Error
+	if err == nil || errors.As(err, &coded) {
+		return err
+	}
+	switch {
+	case errors.Is(err, readpassword.ErrMasterKey):
+		return exitcodes.New(exitcodes.MasterKey, err)
+	case errors.Is(err, readpassword.ErrPassword):
+		return exitcodes.New(exitcodes.ReadPassword, err)
+	}
+	return err
 }
 
 // dispatch parses the arguments and runs the requested action.

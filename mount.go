@@ -273,7 +273,7 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 }
 
 // newReverseFrontend builds the read-only encrypted view of a plaintext
-// directory (FORMAT.md 9). Exclusion problems keep their exit code (29).
+// directory (FORMAT.md 9). Exclusion problems exit with 29.
 func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (frontend, error) {
 	rn, err := fusefrontend_reverse.NewRootNode(fusefrontend_reverse.Args{
 		PlainDir:           a.cipherdir,
@@ -289,11 +289,10 @@ func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.N
 		NoXattr:            a.noxattr,
 		Logger:             e.log,
 	}, nt, ce)
+	if errors.Is(err, fusefrontend_reverse.ErrExclude) {
+		return nil, exitcodes.New(exitcodes.ExcludeError, err)
+	}
 	if err != nil {
-		var coded *exitcodes.Error
-		if errors.As(err, &coded) {
-			return nil, err
-		}
 		return nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up the reverse filesystem: %v", err)
 	}
 	return rn, nil

@@ -10,6 +10,7 @@ import (
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/fusefrontend"
+	"gocryptfs/internal/fuseserve"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
@@ -65,7 +66,7 @@ func serve(t testing.TB, root fs.InodeEmbedder, reverse bool, rootAttr *fs.Stabl
 		Debug:     os.Getenv("FUSEDEBUG") != "",
 	})
 	opts.RootStableAttr = rootAttr
-	srv, err := fs.Mount(mnt, root, opts)
+	srv, err := fuseserve.Mount(mnt, root, opts, fuseserve.Options{})
 	if err != nil {
 		t.Fatalf("mount %s: %v", name, err)
 	}

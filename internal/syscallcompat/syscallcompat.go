@@ -58,6 +58,91 @@ func PreadFull(fd int, buf []byte, off int64) (int, error) {
 	return done, nil
 }
 
+// PwriteFull writes all of buf at off. A short write without an error
+// from the kernel (which happens when the disk fills up mid-way) is retried
+// for the remainder so that the real error, usually ENOSPC, surfaces; a
+// write of nothing is EIO.
+func PwriteFull(fd int, buf []byte, off int64) error {
+	done, eintr := 0, 0
+	for done < len(buf) {
+		n, err := unix.Pwrite(fd, buf[done:], off+int64(done))
+		if err == syscall.EINTR && eintr < maxEINTR {
+			eintr++
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return syscall.EIO
+		}
+		done += n
+	}
+	return nil
+}
+
+// WriteFull is PwriteFull at the file position.
+func WriteFull(fd int, buf []byte) error {
+	done, eintr := 0, 0
+	for done < len(buf) {
+		n, err := unix.Write(fd, buf[done:])
+		if err == syscall.EINTR && eintr < maxEINTR {
+			eintr++
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return syscall.EIO
+		}
+		done += n
+	}
+	return nil
+}
+
+// ReadFull reads from the file position until buf is full or end of file,
+// like PreadFull.
+func ReadFull(fd int, buf []byte) (int, error) {
+	done, eintr := 0, 0
+	for done < len(buf) {
+		n, err := unix.Read(fd, buf[done:])
+		if err == syscall.EINTR && eintr < maxEINTR {
+			eintr++
+			continue
+		}
+		if err != nil {
+			return done, err
+		}
+		if n == 0 {
+			break
+		}
+		done += n
+	}
+	return done, nil
+}
+
+// Ftruncate sets the size of the file behind fd.
+func Ftruncate(fd int, size int64) error {
+	return Retry(func() error { return unix.Ftruncate(fd, size) })
+}
+
+// Fallocate allocates [off, off+length) of the file behind fd.
+func Fallocate(fd int, mode uint32, off, length int64) error {
+	return Retry(func() error { return unix.Fallocate(fd, mode, off, length) })
+}
+
+// Lseek is lseek(2).
+func Lseek(fd int, off int64, whence int) (int64, error) {
+	var res int64
+	err := Retry(func() error {
+		var err error
+		res, err = unix.Seek(fd, off, whence)
+		return err
+	})
+	return res, err
+}
+
 // RetryInt is Retry for calls that also return an int (fds, byte counts).
 func RetryInt(fn func() (int, error)) (int, error) {
 	var n int
