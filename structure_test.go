@@ -67,6 +67,62 @@ func TestEINTROnlyInSyscallcompat(t *testing.T) {
 	}, "syscallcompat")
 }
 
+// TestNoTestOnlyFuncs: every exported top-level function of an internal
+// package (test helper packages aside) is used by code that ships; what
+// only tests use lives in _test.go files.
+func TestNoTestOnlyFuncs(t *testing.T) {
+	// Test-only here on purpose: a tiny logger constructor many packages'
+	// tests share, the flag list the config tests iterate over, and a size
+	// helper that the fsck -repair work uses.
+	allowed := map[string]bool{"tlog.Discard": true, "configfile.KnownFlags": true, "contentenc.BlockNoToPlainOff": true}
+	decl := map[string]string{}
+	uses := map[string]int{}
+	walk := func(root string, skip ...string) {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			for _, s := range skip {
+				if strings.HasPrefix(path, s) {
+					return nil
+				}
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				return err
+			}
+			pkg := f.Name.Name
+			for _, dcl := range f.Decls {
+				if fd, ok := dcl.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.IsExported() && strings.HasPrefix(path, "internal/") {
+					decl[pkg+"."+fd.Name.Name] = path
+				}
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch x := n.(type) {
+				case *ast.SelectorExpr:
+					if id, ok := x.X.(*ast.Ident); ok {
+						uses[id.Name+"."+x.Sel.Name]++
+					}
+				case *ast.Ident:
+					uses[pkg+"."+x.Name]++
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	walk(".", "internal/testutil/", "internal/benchutil/", "tests/")
+	for name, path := range decl {
+		// The declaration itself counts once.
+		if uses[name] <= 1 && !allowed[name] {
+			t.Errorf("%s (%s) is used by tests only: move it into a _test.go file", name, path)
+		}
+	}
+}
+
 // TestWithExitCode: the sentinel errors of the internal packages get their
 // exit codes in main; an error that has a code keeps it.
 func TestWithExitCode(t *testing.T) {

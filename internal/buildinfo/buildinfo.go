@@ -43,9 +43,6 @@ func Version() string {
 	return "v0.0.0-unknown"
 }
 
-// Date returns the stamped build date, "0000-00-00" when there is none.
-func Date() string { return buildDate }
-
 // ModuleVersion returns the version of the module path linked into the
 // binary (its replacement's, if replaced), or "[unknown]".
 func ModuleVersion(path string) string {

@@ -92,19 +92,6 @@ func Errorf(code int, format string, a ...any) error {
 	return &Error{Code: code, Err: fmt.Errorf(format, a...)}
 }
 
-// Wrap attaches code to err unless err already carries a code, in which case
-// the more specific inner code is kept. Wrap(code, nil) returns nil.
-func Wrap(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return err
-	}
-	return &Error{Code: code, Err: err}
-}
-
 // From returns the exit code for err: 0 for nil, the code of the outermost
 // *Error in the chain, or Other for errors that carry no code.
 func From(err error) int {
