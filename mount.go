@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
-	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/configfile"
@@ -180,19 +179,16 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 	}, nil
 }
 
-// frontend is what the mount code needs from either FUSE frontend: the root
-// directory node, path translation for the control socket, and Close to
-// release its descriptors after unmounting.
+// frontend is what the mount code needs from either FUSE frontend, which
+// follow the same conventions: the root directory node, its identity for
+// fs.Options.RootStableAttr (nil: go-fuse's default), path translation for
+// the control socket, and Close to release its descriptors after
+// unmounting. Activity for -idle is counted by package fuseserve for both.
 type frontend interface {
 	fs.InodeEmbedder
 	ctlsock.Translator
+	RootStableAttr() *fs.StableAttr
 	Close() error
-}
-
-// activityReporter is implemented by the forward frontend; -idle uses it.
-type activityReporter interface {
-	OpCount() uint64
-	OpenFileCount() int64
 }
 
 // buildFrontend turns the master key into the FUSE root node of the forward
@@ -388,10 +384,7 @@ func doMount(e *env, a *argContainer) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	opts := mountopts.Build(mountParams(a, readOnly))
-	if r, ok := rn.(interface{ StableAttr() *fs.StableAttr }); ok {
-		// The reverse view shows PLAINDIR's inode number on its root.
-		opts.RootStableAttr = r.StableAttr()
-	}
+	opts.RootStableAttr = rn.RootStableAttr()
 	if a.debug {
 		logSettings(e, a, feat, opts)
 	}
@@ -413,8 +406,8 @@ func doMount(e *env, a *argContainer) error {
 	if a.notifypid > 0 {
 		becomeDaemon(e, a)
 	}
-	if ar, ok := rn.(activityReporter); ok && a.idle > 0 && !a.reverse {
-		go idleMonitor(e.log, srv.Server, ar, a.idle)
+	if a.idle > 0 {
+		go idleMonitor(e.log, srv, a.idle)
 	}
 	gotSignal, abandoned := serve(e.log, a.mountpoint, srv, sigs)
 	keysInUse = abandoned
@@ -486,15 +479,15 @@ func lazyUnmount(log *slog.Logger, mountpoint string) {
 // file was open for the whole idle duration. A busy mount (for example a
 // process with its working directory inside) refuses the unmount; the
 // monitor then starts counting again.
-func idleMonitor(log *slog.Logger, srv *fuse.Server, rn activityReporter, idle time.Duration) {
+func idleMonitor(log *slog.Logger, srv *fuseserve.Server, idle time.Duration) {
 	interval := max(idle/10, 100*time.Millisecond)
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	lastOps := rn.OpCount()
+	lastOps := srv.OpCount()
 	idleSince := time.Now()
 	for range t.C {
-		ops := rn.OpCount()
-		if ops != lastOps || rn.OpenFileCount() > 0 {
+		ops := srv.OpCount()
+		if ops != lastOps || srv.OpenFileCount() > 0 {
 			lastOps, idleSince = ops, time.Now()
 			continue
 		}
@@ -504,7 +497,7 @@ func idleMonitor(log *slog.Logger, srv *fuse.Server, rn activityReporter, idle t
 		log.Info(fmt.Sprintf("Filesystem idle for %v, unmounting", idle))
 		if err := srv.Unmount(); err != nil {
 			log.Debug("idle unmount failed, will retry", "err", err)
-			lastOps, idleSince = rn.OpCount(), time.Now()
+			lastOps, idleSince = srv.OpCount(), time.Now()
 			continue
 		}
 		return

@@ -100,7 +100,7 @@ func mountReverse(t testing.TB, cfg fsConfig, args Args, setup ...func(*RootNode
 	for _, f := range setup {
 		f(rn)
 	}
-	m := serve(t, rn, true, rn.StableAttr(), "gocryptfs-reverse-test", logs, func() { rn.Close() })
+	m := serve(t, rn, true, rn.RootStableAttr(), "gocryptfs-reverse-test", logs, func() { rn.Close() })
 	return m, rn
 }
 

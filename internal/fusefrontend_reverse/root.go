@@ -112,7 +112,7 @@ func (e *excludeError) Unwrap() []error { return []error{ErrExclude, e.err} }
 var ErrNotAESSIV = errors.New("reverse mode requires AES-SIV content encryption")
 
 // RootNode is the root directory of the view. It implements
-// fs.InodeEmbedder; pass it to fs.Mount together with StableAttr (as
+// fs.InodeEmbedder; pass it to fs.Mount together with RootStableAttr (as
 // fs.Options.RootStableAttr) so that the root shows its real inode number.
 type RootNode struct {
 	node
@@ -211,10 +211,11 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 	return rn, nil
 }
 
-// StableAttr returns the identity of the root directory; pass it as
+// RootStableAttr returns the identity of the root directory; pass it as
 // fs.Options.RootStableAttr so that the root shows the inode number of
-// PLAINDIR.
-func (rn *RootNode) StableAttr() *fs.StableAttr {
+// PLAINDIR. (It used to be called StableAttr, which hid the embedded
+// fs.Inode method of that name.)
+func (rn *RootNode) RootStableAttr() *fs.StableAttr {
 	return &fs.StableAttr{Mode: syscall.S_IFDIR, Ino: rn.inos.Translate(inomap.QIno{Dev: rn.rootDev, Ino: rn.rootIno})}
 }
 

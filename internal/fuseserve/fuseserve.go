@@ -1,7 +1,8 @@
 // Package fuseserve mounts a go-fuse node tree and serves it, as fs.Mount
-// does, with two additions the mount code needs: it counts the requests in
-// flight, so that the caller can wait for the last one to finish before it
-// wipes the keys, and, when asked (-d), it logs one line per FUSE request
+// does, with what the mount code needs on top, the same for both frontends:
+// it counts the requests in flight, so that the caller can wait for the
+// last one to finish before it wipes the keys; it counts requests and open
+// files, for -idle; and, when asked (-d), it logs one line per FUSE request
 // with its result.
 //
 // go-fuse's Server.Wait only waits for its reader loops; requests it has
@@ -11,6 +12,7 @@ package fuseserve
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -47,6 +49,13 @@ func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Ser
 	return &Server{Server: srv, raw: raw}, nil
 }
 
+// OpCount is the number of requests served so far (FORGET, which the
+// kernel sends on its own, aside).
+func (s *Server) OpCount() uint64 { return s.raw.ops.Load() }
+
+// OpenFileCount is the number of open file and directory handles.
+func (s *Server) OpenFileCount() int64 { return s.raw.openFiles.Load() }
+
 // Wait returns when the filesystem was unmounted (the kernel closed the
 // connection) and every request that was in flight has returned.
 func (s *Server) Wait() {
@@ -61,6 +70,25 @@ type rawFS struct {
 	fuse.RawFileSystem
 	trace    *slog.Logger
 	inflight sync.WaitGroup
+	// ops counts requests other than FORGET; openFiles is the number of
+	// open file and directory handles.
+	ops       atomic.Uint64
+	openFiles atomic.Int64
+}
+
+// begin accounts for a request that starts; the caller defers
+// inflight.Done.
+func (w *rawFS) begin() {
+	w.inflight.Add(1)
+	w.ops.Add(1)
+}
+
+// opened counts a handle that an OPEN, OPENDIR or CREATE with status s
+// handed out.
+func (w *rawFS) opened(s fuse.Status) {
+	if s.Ok() {
+		w.openFiles.Add(1)
+	}
 }
 
 // drain waits for the requests in flight; the caller makes sure that no

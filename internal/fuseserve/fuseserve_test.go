@@ -112,3 +112,24 @@ func TestDrainWaitsForInflight(t *testing.T) {
 		t.Fatal("drain returned while a request was still running")
 	}
 }
+
+// TestActivityCounters: requests are counted, and open handles while they
+// are open (RELEASE comes asynchronously after close, hence the wait).
+func TestActivityCounters(t *testing.T) {
+	mnt, srv := mount(t, Options{})
+	before := srv.OpCount()
+	f, err := os.Open(filepath.Join(mnt, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.OpCount() <= before {
+		t.Error("OpCount did not grow")
+	}
+	if n := srv.OpenFileCount(); n != 1 {
+		t.Errorf("OpenFileCount %d with one open file", n)
+	}
+	f.Close()
+	if !testutil.WaitFor(10*time.Second, func() bool { return srv.OpenFileCount() == 0 }) {
+		t.Errorf("OpenFileCount %d after close", srv.OpenFileCount())
+	}
+}

@@ -6,7 +6,7 @@ package fuseserve
 import "github.com/hanwen/go-fuse/v2/fuse"
 
 func (w *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Lookup(cancel, h, name, out)
 	if w.trace != nil {
@@ -21,7 +21,7 @@ func (w *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 }
 
 func (w *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.GetAttr(cancel, in, out)
 	if w.trace != nil {
@@ -31,7 +31,7 @@ func (w *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 }
 
 func (w *rawFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.SetAttr(cancel, in, out)
 	if w.trace != nil {
@@ -41,7 +41,7 @@ func (w *rawFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.At
 }
 
 func (w *rawFS) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Mknod(cancel, in, name, out)
 	if w.trace != nil {
@@ -51,7 +51,7 @@ func (w *rawFS) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out
 }
 
 func (w *rawFS) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Mkdir(cancel, in, name, out)
 	if w.trace != nil {
@@ -61,7 +61,7 @@ func (w *rawFS) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out
 }
 
 func (w *rawFS) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Unlink(cancel, h, name)
 	if w.trace != nil {
@@ -71,7 +71,7 @@ func (w *rawFS) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) fu
 }
 
 func (w *rawFS) Rmdir(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Rmdir(cancel, h, name)
 	if w.trace != nil {
@@ -81,7 +81,7 @@ func (w *rawFS) Rmdir(cancel <-chan struct{}, h *fuse.InHeader, name string) fus
 }
 
 func (w *rawFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName string, newName string) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Rename(cancel, in, oldName, newName)
 	if w.trace != nil {
@@ -91,7 +91,7 @@ func (w *rawFS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName string
 }
 
 func (w *rawFS) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out *fuse.EntryOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Link(cancel, in, name, out)
 	if w.trace != nil {
@@ -101,7 +101,7 @@ func (w *rawFS) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out *
 }
 
 func (w *rawFS) Symlink(cancel <-chan struct{}, h *fuse.InHeader, pointedTo string, linkName string, out *fuse.EntryOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Symlink(cancel, h, pointedTo, linkName, out)
 	if w.trace != nil {
@@ -111,7 +111,7 @@ func (w *rawFS) Symlink(cancel <-chan struct{}, h *fuse.InHeader, pointedTo stri
 }
 
 func (w *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Access(cancel, in)
 	if w.trace != nil {
@@ -121,7 +121,7 @@ func (w *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
 }
 
 func (w *rawFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr string, data []byte) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.SetXAttr(cancel, in, attr, data)
 	if w.trace != nil {
@@ -131,7 +131,7 @@ func (w *rawFS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr strin
 }
 
 func (w *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.RemoveXAttr(cancel, h, attr)
 	if w.trace != nil {
@@ -141,9 +141,10 @@ func (w *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr strin
 }
 
 func (w *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Create(cancel, in, name, out)
+	w.opened(s)
 	if w.trace != nil {
 		w.log("CREATE", in.NodeId, s, "name", name, "flags", in.Flags, "mode", in.Mode, "fh", out.Fh)
 	}
@@ -151,7 +152,7 @@ func (w *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, o
 }
 
 func (w *rawFS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Tmpfile(cancel, in, out)
 	if w.trace != nil {
@@ -161,9 +162,10 @@ func (w *rawFS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.Cre
 }
 
 func (w *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Open(cancel, in, out)
+	w.opened(s)
 	if w.trace != nil {
 		w.log("OPEN", in.NodeId, s, "flags", in.Flags, "fh", out.Fh)
 	}
@@ -171,7 +173,7 @@ func (w *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 }
 
 func (w *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Lseek(cancel, in, out)
 	if w.trace != nil {
@@ -181,7 +183,7 @@ func (w *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekO
 }
 
 func (w *rawFS) GetLk(cancel <-chan struct{}, in *fuse.LkIn, out *fuse.LkOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.GetLk(cancel, in, out)
 	if w.trace != nil {
@@ -191,7 +193,7 @@ func (w *rawFS) GetLk(cancel <-chan struct{}, in *fuse.LkIn, out *fuse.LkOut) fu
 }
 
 func (w *rawFS) SetLk(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.SetLk(cancel, in)
 	if w.trace != nil {
@@ -201,7 +203,7 @@ func (w *rawFS) SetLk(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
 }
 
 func (w *rawFS) SetLkw(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.SetLkw(cancel, in)
 	if w.trace != nil {
@@ -211,7 +213,7 @@ func (w *rawFS) SetLkw(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
 }
 
 func (w *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Flush(cancel, in)
 	if w.trace != nil {
@@ -221,7 +223,7 @@ func (w *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 }
 
 func (w *rawFS) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Fsync(cancel, in)
 	if w.trace != nil {
@@ -231,7 +233,7 @@ func (w *rawFS) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 }
 
 func (w *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Fallocate(cancel, in)
 	if w.trace != nil {
@@ -241,9 +243,10 @@ func (w *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Sta
 }
 
 func (w *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.OpenDir(cancel, in, out)
+	w.opened(s)
 	if w.trace != nil {
 		w.log("OPENDIR", in.NodeId, s, "fh", out.Fh)
 	}
@@ -251,7 +254,7 @@ func (w *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenO
 }
 
 func (w *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.ReadDir(cancel, in, out)
 	if w.trace != nil {
@@ -261,7 +264,7 @@ func (w *rawFS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEn
 }
 
 func (w *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.ReadDirPlus(cancel, in, out)
 	if w.trace != nil {
@@ -271,7 +274,7 @@ func (w *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.D
 }
 
 func (w *rawFS) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.FsyncDir(cancel, in)
 	if w.trace != nil {
@@ -281,7 +284,7 @@ func (w *rawFS) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 }
 
 func (w *rawFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.StatFs(cancel, h, out)
 	if w.trace != nil {
@@ -291,7 +294,7 @@ func (w *rawFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.Statf
 }
 
 func (w *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Statx(cancel, in, out)
 	if w.trace != nil {
@@ -301,7 +304,7 @@ func (w *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxO
 }
 
 func (w *rawFS) CopyFileRange(cancel <-chan struct{}, in *fuse.CopyFileRangeIn) (uint32, fuse.Status) {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	n, s := w.RawFileSystem.CopyFileRange(cancel, in)
 	if w.trace != nil {
@@ -311,7 +314,7 @@ func (w *rawFS) CopyFileRange(cancel <-chan struct{}, in *fuse.CopyFileRangeIn) 
 }
 
 func (w *rawFS) Forget(nodeid, nlookup uint64) {
-	w.inflight.Add(1)
+	w.inflight.Add(1) // the kernel forgets on its own: no activity
 	defer w.inflight.Done()
 	w.RawFileSystem.Forget(nodeid, nlookup)
 	if w.trace != nil {
@@ -320,7 +323,7 @@ func (w *rawFS) Forget(nodeid, nlookup uint64) {
 }
 
 func (w *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	b, s := w.RawFileSystem.Readlink(cancel, h)
 	if w.trace != nil {
@@ -330,7 +333,7 @@ func (w *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse
 }
 
 func (w *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	n, s := w.RawFileSystem.GetXAttr(cancel, h, attr, dest)
 	if w.trace != nil {
@@ -340,7 +343,7 @@ func (w *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, 
 }
 
 func (w *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	n, s := w.RawFileSystem.ListXAttr(cancel, h, dest)
 	if w.trace != nil {
@@ -353,7 +356,7 @@ func (w *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte)
 // frontends return bytes that are already decrypted (or encrypted), so no
 // key is used once Read has returned.
 func (w *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	r, s := w.RawFileSystem.Read(cancel, in, buf)
 	if w.trace != nil {
@@ -363,7 +366,7 @@ func (w *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.
 }
 
 func (w *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	n, s := w.RawFileSystem.Write(cancel, in, data)
 	if w.trace != nil {
@@ -373,7 +376,7 @@ func (w *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (ui
 }
 
 func (w *rawFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) (uint32, fuse.Status) {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	n, s := w.RawFileSystem.Writev(cancel, in, data)
 	if w.trace != nil {
@@ -383,7 +386,7 @@ func (w *rawFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) 
 }
 
 func (w *rawFS) Ioctl(cancel <-chan struct{}, in *fuse.IoctlIn, inbuf []byte, out *fuse.IoctlOut, outbuf []byte) fuse.Status {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	s := w.RawFileSystem.Ioctl(cancel, in, inbuf, out, outbuf)
 	if w.trace != nil {
@@ -393,18 +396,20 @@ func (w *rawFS) Ioctl(cancel <-chan struct{}, in *fuse.IoctlIn, inbuf []byte, ou
 }
 
 func (w *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	w.RawFileSystem.Release(cancel, in)
+	w.openFiles.Add(-1)
 	if w.trace != nil {
 		w.log("RELEASE", in.NodeId, fuse.OK, "fh", in.Fh)
 	}
 }
 
 func (w *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
-	w.inflight.Add(1)
+	w.begin()
 	defer w.inflight.Done()
 	w.RawFileSystem.ReleaseDir(in)
+	w.openFiles.Add(-1)
 	if w.trace != nil {
 		w.log("RELEASEDIR", in.NodeId, fuse.OK, "fh", in.Fh)
 	}
