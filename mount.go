@@ -114,6 +114,28 @@ type features struct {
 	longNameMax        int
 }
 
+// flagFeatures is the feature set of a -masterkey/-zerokey mount, taken
+// from the command line.
+func flagFeatures(a *argContainer) (features, error) {
+	f := features{
+		cipher:             cryptocore.AESGCM,
+		hkdf:               a.hkdf,
+		plaintextNames:     a.plaintextnames,
+		deterministicNames: a.deterministicNames,
+		raw64:              a.raw64,
+		longNameMax:        int(a.longnamemax),
+	}
+	switch {
+	case a.xchacha && a.aessiv:
+		return f, exitcodes.Errorf(exitcodes.Usage, "-xchacha and -aessiv cannot be used together")
+	case a.xchacha:
+		f.cipher = cryptocore.XChaCha20Poly1305
+	case a.aessiv || a.reverse:
+		f.cipher = cryptocore.AESSIV
+	}
+	return f, nil
+}
+
 // unlock returns the master key and the feature set. With -masterkey or
 // -zerokey the config is never opened (CLI.md 3.4).
 func unlock(e *env, a *argContainer) ([]byte, features, error) {
@@ -122,22 +144,10 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 		return nil, features{}, err
 	}
 	if mk != nil {
-		f := features{
-			cipher:             cryptocore.AESGCM,
-			hkdf:               a.hkdf,
-			plaintextNames:     a.plaintextnames,
-			deterministicNames: a.deterministicNames,
-			raw64:              a.raw64,
-			longNameMax:        int(a.longnamemax),
-		}
-		switch {
-		case a.xchacha && a.aessiv:
+		f, err := flagFeatures(a)
+		if err != nil {
 			cryptocore.Wipe(mk)
-			return nil, f, exitcodes.Errorf(exitcodes.Usage, "-xchacha and -aessiv cannot be used together")
-		case a.xchacha:
-			f.cipher = cryptocore.XChaCha20Poly1305
-		case a.aessiv || a.reverse:
-			f.cipher = cryptocore.AESSIV
+			return nil, f, err
 		}
 		return mk, f, nil
 	}
@@ -377,7 +387,20 @@ func doMount(e *env, a *argContainer) error {
 	debug.FreeOSMemory()
 	ctl.Serve(rn)
 	defer ctl.Close() // stop answering before rn is closed
+	gotSignal, abandoned, err := mountAndServe(e, a, rn, feat, readOnly)
+	keysInUse = abandoned
+	if err != nil {
+		return err
+	}
+	if gotSignal {
+		return exitcodes.New(exitcodes.SigInt, nil)
+	}
+	return nil
+}
 
+// mountAndServe mounts rn and serves it until it is unmounted; see serve
+// for the results.
+func mountAndServe(e *env, a *argContainer, rn frontend, feat features, readOnly bool) (gotSignal, abandoned bool, err error) {
 	// Catch SIGINT/SIGTERM before the mount appears, so that a signal sent
 	// as soon as the mount is visible still leads to a clean unmount.
 	sigs := make(chan os.Signal, 2)
@@ -394,7 +417,7 @@ func doMount(e *env, a *argContainer) error {
 	}
 	srv, err := fuseserve.Mount(a.mountpoint, rn, opts, fuseserve.Options{Trace: trace})
 	if err != nil {
-		return exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)
+		return false, false, exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)
 	}
 	// File modes come from the FUSE requests, which already had the
 	// caller's umask applied.
@@ -409,12 +432,8 @@ func doMount(e *env, a *argContainer) error {
 	if a.idle > 0 {
 		go idleMonitor(e.log, srv, a.idle)
 	}
-	gotSignal, abandoned := serve(e.log, a.mountpoint, srv, sigs)
-	keysInUse = abandoned
-	if gotSignal {
-		return exitcodes.New(exitcodes.SigInt, nil)
-	}
-	return nil
+	gotSignal, abandoned = serve(e.log, a.mountpoint, srv, sigs)
+	return gotSignal, abandoned, nil
 }
 
 // effectiveReadOnly is -ro, -reverse, or a CIPHERDIR on a read-only
