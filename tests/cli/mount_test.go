@@ -208,31 +208,8 @@ func TestDaemon(t *testing.T) {
 // cleaned up.
 func startFg(t *testing.T) (*exec.Cmd, string, func() string) {
 	t.Helper()
-	testutil.RequireFuse(t)
-	dir := initFS(t)
 	mnt := newDir(t)
-	outF, err := os.Create(filepath.Join(t.TempDir(), "output"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer outF.Close()
-	output := func() string {
-		b, _ := os.ReadFile(outF.Name())
-		return string(b)
-	}
-	cmd := exec.Command(gocryptfsBin, "-fg", "-extpass", "echo test", dir, mnt)
-	cmd.Stdout, cmd.Stderr = outF, outF
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		testutil.UnmountDir(t, mnt)
-		cmd.Process.Kill()
-	})
-	ready := func() bool { return strings.Contains(output(), "Filesystem mounted and ready.") }
-	if !testutil.WaitFor(10*time.Second, ready) || !testutil.IsMounted(mnt) {
-		t.Fatalf("not mounted; output:\n%s", output())
-	}
+	cmd, output := startFgArgs(t, initFS(t), mnt)
 	return cmd, mnt, output
 }
 
