@@ -2,7 +2,9 @@
 #
 # Install the system packages gocryptfs needs to build and test, on Debian
 # (run as root): fuse3 (fusermount3 and /dev/fuse support), libssl-dev and
-# gcc (the OpenSSL cipher backend is built with cgo). Packages that are
+# gcc (the OpenSSL cipher backend is built with cgo), and Debian's gocryptfs
+# (2.3, /usr/bin/gocryptfs), the reference that tests/interop compares
+# against. Packages that are
 # already installed are left alone; apt-get update only runs if something
 # is missing. Go itself (>= the version in go.mod) must already be
 # installed, in PATH or in /usr/local/go.
@@ -15,6 +17,8 @@ command -v gcc >/dev/null || missing+=(gcc)
 [[ -e /usr/include/openssl/evp.h ]] || missing+=(libssl-dev)
 command -v logger >/dev/null || missing+=(bsdutils)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
+# By path, not by PATH: a gocryptfs we installed ourselves is no reference.
+[[ -x /usr/bin/gocryptfs ]] || missing+=(gocryptfs)
 
 if ((${#missing[@]} > 0)); then
 	echo "install-deps.bash: installing ${missing[*]}"

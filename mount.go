@@ -50,7 +50,7 @@ func mountAction(e *env, a *argContainer) error {
 	return doMount(e, a)
 }
 
-// checkMountpoint applies the MOUNTPOINT rules of CLI.md 5.1 (exit 10).
+// checkMountpoint applies the MOUNTPOINT rules of docs/cli.md 5.1 (exit 10).
 func checkMountpoint(a *argContainer) error {
 	mp := a.mountpoint
 	if strings.HasPrefix(mp, "/dev/fd/") {
@@ -137,7 +137,7 @@ func flagFeatures(a *argContainer) (features, error) {
 }
 
 // unlock returns the master key and the feature set. With -masterkey or
-// -zerokey the config is never opened (CLI.md 3.4).
+// -zerokey the config is never opened (docs/cli.md 3.4).
 func unlock(e *env, a *argContainer) ([]byte, features, error) {
 	mk, err := explicitMasterKey(e, a)
 	if err != nil {
@@ -279,7 +279,7 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 }
 
 // newReverseFrontend builds the read-only encrypted view of a plaintext
-// directory (FORMAT.md 9). Exclusion problems exit with 29.
+// directory (docs/format.md 9). Exclusion problems exit with 29.
 func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (frontend, error) {
 	rn, err := fusefrontend_reverse.NewRootNode(fusefrontend_reverse.Args{
 		PlainDir:           a.cipherdir,
@@ -523,7 +523,7 @@ func idleMonitor(log *slog.Logger, srv *fuseserve.Server, idle time.Duration) {
 	}
 }
 
-// becomeDaemon finishes daemonizing the mount child (CLI.md 5.2) and tells
+// becomeDaemon finishes daemonizing the mount child (docs/cli.md 5.2) and tells
 // the waiting parent that the mount is ready.
 func becomeDaemon(e *env, a *argContainer) {
 	if err := os.Chdir("/"); err != nil {
@@ -597,7 +597,7 @@ func redirectStdoutToLogger(log *slog.Logger) {
 	redirectFd("/dev/null", unix.O_WRONLY, 2)
 }
 
-// forkChild daemonizes (CLI.md 5.2): it re-executes this binary with
+// forkChild daemonizes (docs/cli.md 5.2): it re-executes this binary with
 // "-fg -notifypid=<our pid>" prepended and waits until the child either
 // signals SIGUSR1 (mounted: exit 0) or exits (its exit code is ours).
 func forkChild(e *env) error {

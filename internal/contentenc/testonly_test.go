@@ -10,7 +10,7 @@ import (
 )
 
 // DeriveBlockNonce appends the reverse-mode nonce of block blockNo to dst
-// (FORMAT.md 9.1): block0IV with bytes 8..15, read as a big-endian uint64,
+// (docs/format.md 9.1): block0IV with bytes 8..15, read as a big-endian uint64,
 // increased by blockNo modulo 2^64; all other bytes unchanged. block0IV must
 // be at least 16 bytes (pathiv(path, "BLOCK0IV") is exactly 16).
 func DeriveBlockNonce(dst, block0IV []byte, blockNo uint64) []byte {
@@ -29,7 +29,7 @@ func ExplodePlainRange(offset, length uint64) []BlockPart {
 }
 
 // MergeBlocks overlays newData onto the plaintext block oldPlain at
-// offsetInBlock, for a read-modify-write of a partial block (FORMAT.md 4.7).
+// offsetInBlock, for a read-modify-write of a partial block (docs/format.md 4.7).
 // The result is max(len(oldPlain), offsetInBlock+len(newData)) bytes long; a
 // gap between the old end and offsetInBlock is filled with zeros. Like
 // append, it reuses oldPlain's storage when its capacity suffices, so

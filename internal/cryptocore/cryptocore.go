@@ -1,7 +1,7 @@
 // Package cryptocore turns a gocryptfs master key into the ciphers that the
 // rest of the filesystem uses: the EME name cipher and the content AEAD
 // (AES-256-GCM with 16-byte nonces, AES-SIV-512 or XChaCha20-Poly1305), with
-// subkeys derived as in FORMAT.md section 3.
+// subkeys derived as in docs/format.md section 3.
 //
 // The package holds no global state; every CryptoCore is independent and
 // safe for concurrent use.
@@ -30,7 +30,7 @@ const KeyLen = 32
 // TagLen is the authentication tag length of every content cipher.
 const TagLen = 16
 
-// HKDF info strings (FORMAT.md section 3). They are part of the on-disk
+// HKDF info strings (docs/format.md section 3). They are part of the on-disk
 // format: changing one byte makes every existing filesystem unreadable.
 const (
 	InfoEME     = "EME filename encryption"

@@ -1,4 +1,4 @@
-// Package exitcodes defines the process exit codes of gocryptfs (CLI.md
+// Package exitcodes defines the process exit codes of gocryptfs (docs/cli.md
 // section 7) and an error type that carries one. Only package main uses it:
 // the internal packages return (wrapped) sentinel errors, and main decides
 // the exit code and calls os.Exit.
@@ -9,7 +9,7 @@ import (
 	"fmt"
 )
 
-// Exit codes of CLI.md section 7. Their numeric values are part of the
+// Exit codes of docs/cli.md section 7. Their numeric values are part of the
 // command-line contract (scripts test them), so they must never change.
 // The reference also defines 16, 22, 23 and 30, which this implementation
 // never returns; they stay reserved.

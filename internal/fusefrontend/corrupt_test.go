@@ -12,7 +12,7 @@ import (
 
 // TestCorruption damages ciphertext behind the mount's back: only the
 // damaged file (or directory) fails, with EIO and one log line, and
-// everything else keeps working (FORMAT.md 4.8, TV-15).
+// everything else keeps working (docs/format.md 4.8, TV-15).
 func TestCorruption(t *testing.T) {
 	tf := mountFS(t, testConfig{})
 	mustWrite(t, tf.path("flip"), pattern(5000, 1))

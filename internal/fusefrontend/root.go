@@ -72,7 +72,7 @@ type Args struct {
 	NoPrealloc bool
 	// Suid makes security.capability readable (otherwise EOPNOTSUPP).
 	Suid bool
-	// NoXattr disables extended attributes (FORMAT.md section 8).
+	// NoXattr disables extended attributes (docs/format.md section 8).
 	NoXattr bool
 	// KernelCache lets the kernel keep file contents cached across opens.
 	KernelCache bool

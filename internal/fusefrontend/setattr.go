@@ -18,7 +18,7 @@ var _ = (fs.NodeSetattrer)((*Node)(nil))
 // Setattr changes mode, owner, size and timestamps, through the open
 // handle when the kernel passes one (ftruncate, fchmod, futimens also work
 // on unlinked files), else on the backing entry without following
-// symlinks. A size change goes through contentio (FORMAT.md 4.7).
+// symlinks. A size change goes through contentio (docs/format.md 4.7).
 func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) (errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Setattr", &errno)

@@ -12,7 +12,7 @@ import (
 	"gocryptfs/internal/syscallcompat"
 )
 
-// Extended attributes (FORMAT.md section 8): names are stored encrypted as
+// Extended attributes (docs/format.md section 8): names are stored encrypted as
 // user.gocryptfs.<...>, values encrypted; the two POSIX ACL names pass
 // through unencrypted. All calls go through an O_PATH handle of the backing
 // entry (via /proc/self/fd), which works for every file type and never

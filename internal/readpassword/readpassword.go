@@ -1,5 +1,5 @@
 // Package readpassword obtains passwords and master keys from the sources of
-// CLI.md section 4: -passfile, -extpass, a non-terminal stdin and the
+// docs/cli.md section 4: -passfile, -extpass, a non-terminal stdin and the
 // terminal, in that order of precedence, plus the -masterkey hex format.
 //
 // All inputs (stdin, the "is a terminal" test, the terminal prompt) are
@@ -192,7 +192,7 @@ func (s *Source) fromStdin() ([]byte, error) {
 }
 
 // readLine reads single bytes up to the first '\n' or EOF. The newline is
-// dropped; everything else, including a '\r', is kept verbatim (CLI.md 4).
+// dropped; everything else, including a '\r', is kept verbatim (docs/cli.md 4).
 // Lines longer than max bytes are an error.
 func readLine(r io.Reader, max int) ([]byte, error) {
 	buf := make([]byte, 0, 64)
