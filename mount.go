@@ -15,6 +15,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/contentenc"
@@ -534,8 +535,8 @@ func becomeDaemon(e *env, a *argContainer) {
 	}
 	if !a.nosyslog {
 		if h, err := tlog.NewSyslogHandler("gocryptfs", a.quiet, a.debug); err != nil {
-			// logger(1) could not deliver either: keep the output.
-			e.logSwitch.Set(noSyslogHandler(e, a, err))
+			// logger(1) could not deliver either.
+			noSyslog(e, a, err)
 		} else {
 			e.logSwitch.Set(h)
 			redirectStdoutToLogger(e.log)
@@ -549,10 +550,29 @@ func becomeDaemon(e *env, a *argContainer) {
 	}
 }
 
-// noSyslogHandler is the log of a background mount without syslog: every
-// message goes to stderr (the terminal, if there is one, is shared with
-// the shell by now), and the first one is preceded by one line that says
-// why. A mount that has nothing to say prints nothing.
+// noSyslog sets up the output of a background mount on a machine without
+// syslog. A terminal on stderr keeps getting the messages (noSyslogHandler).
+// Anything else (a pipe, such as mount(8)'s or a "$(...)") must be let go,
+// or whoever reads it would wait for the end of the daemon; the messages
+// are then discarded, which is said once, on stderr, when it matters: with
+// -d, whose output would be lost.
+func noSyslog(e *env, a *argContainer, err error) {
+	if term.IsTerminal(2) {
+		e.logSwitch.Set(noSyslogHandler(e, a, err))
+		return
+	}
+	if a.debug {
+		fmt.Fprintf(e.stderr, "gocryptfs: cannot log to syslog (%v), the messages of the background mount are discarded; use -fg to see them\n", err)
+	}
+	e.logSwitch.Set(slog.DiscardHandler)
+	redirectFd("/dev/null", unix.O_WRONLY, 1)
+	redirectFd("/dev/null", unix.O_WRONLY, 2)
+}
+
+// noSyslogHandler is the log of a background mount without syslog whose
+// stderr is a terminal: every message goes there (the terminal is shared
+// with the shell by now), and the first one is preceded by one line that
+// says why. A mount that has nothing to say prints nothing.
 func noSyslogHandler(e *env, a *argContainer, err error) slog.Handler {
 	h := tlog.New(tlog.Options{Stdout: e.stderr, Stderr: e.stderr, Quiet: a.quiet, Debug: a.debug, WPanic: a.wpanic}).Handler()
 	return tlog.NoticeFirst(h, func() {

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -47,16 +48,41 @@ func startFgArgs(t *testing.T, dir, mnt string, args ...string) (*exec.Cmd, func
 
 // TestNoSyslogNoChatter: a background mount on a machine without syslog
 // used to print "Cannot log to syslog" on stdout every time. With nothing
-// to log after daemonizing it now prints nothing about syslog at all.
+// to log after daemonizing it now prints nothing about syslog at all; with
+// -d (whose output is lost) it says so once, on stderr. The daemon must
+// not keep the caller's stdout and stderr pipes open (mount(8) and
+// "$(...)" read them to the end).
 func TestNoSyslogNoChatter(t *testing.T) {
 	dir := initFS(t)
 	testutil.RequireFuse(t)
-	mnt := newDir(t)
-	r := run(t, "-extpass", "echo test", dir, mnt)
-	t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
-	testutil.Expect(t, r, 0)
-	if strings.Contains(r.Stdout+r.Stderr, "syslog") {
-		t.Errorf("mount talks about syslog: %v", r)
+	for _, debug := range []bool{false, true} {
+		mnt := newDir(t)
+		args := []string{"-extpass", "echo test", dir, mnt}
+		if debug {
+			args = append([]string{"-d"}, args...)
+		}
+		var stdout, stderr bytes.Buffer // pipes: Wait waits for their end
+		cmd := exec.Command(gocryptfsBin, args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
+		if err := testutil.WaitExit(cmd, testutil.RunTimeout); err != nil {
+			t.Fatalf("-d=%v: %v (the daemon kept the output pipes?)\nstdout:\n%s\nstderr:\n%s", debug, err, &stdout, &stderr)
+		}
+		if strings.Contains(stdout.String(), "syslog") {
+			t.Errorf("-d=%v: stdout talks about syslog:\n%s", debug, &stdout)
+		}
+		n := 0
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if strings.Contains(line, "syslog") {
+				n++
+			}
+		}
+		if n > 1 || (!debug && n > 0) {
+			t.Errorf("-d=%v: %d stderr lines about syslog:\n%s", debug, n, &stderr)
+		}
 	}
 }
 
