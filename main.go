@@ -73,7 +73,7 @@ func withExitCode(err error) error {
 	switch {
 	case errors.Is(err, readpassword.ErrMasterKey):
 		return exitcodes.New(exitcodes.MasterKey, err)
-	case errors.Is(err, readpassword.ErrPassword):
+	case errors.Is(err, readpassword.ErrPassword), errors.Is(err, readpassword.ErrTooLong):
 		return exitcodes.New(exitcodes.ReadPassword, err)
 	}
 	return err
@@ -91,7 +91,7 @@ func dispatch(e *env) error {
 	}
 	e.logSwitch = tlog.NewSwitch(tlog.New(tlog.Options{
 		Stdout: e.stdout, Stderr: e.stderr,
-		Quiet: a.quiet, Debug: a.debug, Color: e.color, WPanic: a.wpanic,
+		Quiet: a.quiet || a.json, Debug: a.debug, Color: e.color, WPanic: a.wpanic,
 	}).Handler())
 	e.log = slog.New(e.logSwitch)
 	if a.debug {
@@ -127,6 +127,10 @@ func dispatch(e *env) error {
 		return changePassword(e, a)
 	case a.fsck:
 		return runFsck(e, a)
+	case a.addkey:
+		return addKey(e, a)
+	case a.removekey:
+		return removeKey(e, a)
 	}
 	return mountAction(e, a)
 }
