@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"gocryptfs/internal/mountinfo"
 )
 
 func TestMountedAt(t *testing.T) {
@@ -23,7 +25,11 @@ func TestMountedAt(t *testing.T) {
 		{"/mnt/with", "", false},
 	}
 	for _, c := range cases {
-		fstype, ok := mountedAt(info, c.dir)
+		mounts, err := mountinfo.Parse(strings.NewReader(info))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fstype, ok := mountedAt(mounts, c.dir)
 		if fstype != c.fstype || ok != c.ok {
 			t.Errorf("%q: got %q %v, want %q %v", c.dir, fstype, ok, c.fstype, c.ok)
 		}
