@@ -7,9 +7,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/syscallcompat"
 )
 
-// SeekData implements lseek(SEEK_DATA): it returns the smallest plaintext
+// SeekData implements syscallcompat.Lseek(SEEK_DATA): it returns the smallest plaintext
 // offset ≥ off that may hold data, or an error wrapping ENXIO when off is
 // at or past the end of file or only holes follow. It asks the backing
 // filesystem for data at or after the ciphertext block holding off and
@@ -25,7 +26,7 @@ func (f *File) SeekData(off uint64) (uint64, error) {
 	return f.seekDataLocked(off, ps)
 }
 
-// SeekHole implements lseek(SEEK_HOLE): it returns the smallest plaintext
+// SeekHole implements syscallcompat.Lseek(SEEK_HOLE): it returns the smallest plaintext
 // offset ≥ off at which a hole starts, the end of file counting as a hole,
 // or an error wrapping ENXIO when off is at or past the end of file. A
 // plaintext hole is reported only for ciphertext blocks that lie entirely
@@ -52,7 +53,7 @@ func (f *File) seekDataLocked(off, ps uint64) (uint64, error) {
 	if off >= ps {
 		return 0, errNXIO("SEEK_DATA", off)
 	}
-	c, err := lseek(f.fd, int64(f.ce.BlockNoToCipherOff(off/bs)), unix.SEEK_DATA)
+	c, err := syscallcompat.Lseek(f.fd, int64(f.ce.BlockNoToCipherOff(off/bs)), unix.SEEK_DATA)
 	if err == syscall.ENXIO {
 		return 0, errNXIO("SEEK_DATA", off)
 	}
@@ -75,7 +76,7 @@ func (f *File) seekHoleLocked(off, cs, ps uint64) (uint64, error) {
 	const hl = contentenc.HeaderLen
 	c := f.ce.BlockNoToCipherOff(off / bs)
 	for c < cs {
-		h, err := lseek(f.fd, int64(c), unix.SEEK_HOLE)
+		h, err := syscallcompat.Lseek(f.fd, int64(c), unix.SEEK_HOLE)
 		if err != nil {
 			return 0, opError("lseek SEEK_HOLE", err)
 		}
@@ -83,7 +84,7 @@ func (f *File) seekHoleLocked(off, cs, ps uint64) (uint64, error) {
 			break
 		}
 		d := cs
-		next, err := lseek(f.fd, h, unix.SEEK_DATA)
+		next, err := syscallcompat.Lseek(f.fd, h, unix.SEEK_DATA)
 		switch {
 		case err == nil:
 			d = uint64(next)

@@ -175,6 +175,10 @@ func (rn *RootNode) OpenFileCount() int64 { return rn.openFiles.Load() }
 // OpCount returns the number of FUSE requests served so far; it only grows.
 func (rn *RootNode) OpCount() uint64 { return rn.opCount.Load() }
 
+// RootStableAttr is what to pass as fs.Options.RootStableAttr, as for the
+// reverse frontend: nil, the plaintext root keeps go-fuse's inode 1.
+func (rn *RootNode) RootStableAttr() *fs.StableAttr { return nil }
+
 // Close releases the CIPHERDIR root fd and cached directory fds. Call it
 // only after the filesystem has been unmounted.
 func (rn *RootNode) Close() error {
