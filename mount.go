@@ -439,6 +439,9 @@ func doMount(e *env, a *argContainer) error {
 		// The reverse view shows PLAINDIR's inode number on its root.
 		opts.RootStableAttr = r.StableAttr()
 	}
+	if s, ok := rn.(interface{ SetMountOptions(*fs.Options) }); ok {
+		s.SetMountOptions(opts) // forward mode: file handle support
+	}
 	srv, err := fs.Mount(a.mountpoint, rn, opts)
 	if err != nil {
 		return exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)

@@ -20,6 +20,7 @@ var _ = (fs.NodeReaddirer)((*Node)(nil))
 // Readdir lists directory n: backing entries are decrypted, internal files
 // (config, diriv, long-name companions) are hidden, and undecryptable names
 // are hidden with one warning each, or shown when they match -badname.
+// The list starts with "." and "..", as on a local filesystem.
 // Directory-entry inode numbers are translated like those of Lookup, so
 // READDIRPLUS (which go-fuse answers with Lookup) agrees with this list.
 func (n *Node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errno) {
@@ -30,7 +31,7 @@ func (n *Node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errn
 	if err != nil {
 		return nil, n.toErrno("Readdir", err)
 	}
-	return fs.NewListDirStream(list), 0
+	return fs.NewListDirStream(append(fuseutil.DotEntries(n.EmbeddedInode()), list...)), 0
 }
 
 func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
@@ -415,8 +416,10 @@ var _ = (fs.NodeRenamer)((*Node)(nil))
 
 // Rename moves an entry, also between directories (the name is
 // re-encrypted with the destination directory's IV; a directory keeps its
-// IV file, so names inside stay valid). Supports RENAME_NOREPLACE and
-// RENAME_EXCHANGE.
+// IV file, so names inside stay valid). Supports RENAME_NOREPLACE,
+// RENAME_EXCHANGE and RENAME_WHITEOUT (the backing rename leaves the
+// whiteout, a 0/0 character device, under the source's backing name, which
+// decrypts to the source's name).
 func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) (errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Rename", &errno)
@@ -431,7 +434,7 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) != 0 {
+	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE|unix.RENAME_WHITEOUT) != 0 {
 		return syscall.EINVAL
 	}
 	np := nodeOf(newParent)
@@ -480,9 +483,10 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 		undo()
 		return err
 	}
-	if src.isLong() {
+	if src.isLong() && flags&unix.RENAME_WHITEOUT == 0 {
 		// rename(2) between two hard links of one inode succeeds without
 		// removing the source; only drop the companion if it is gone.
+		// A whiteout takes the source's name, so it keeps the companion.
 		var st unix.Stat_t
 		if errors.Is(syscallcompat.Fstatat(src.dirfd, src.cName, &st), syscall.ENOENT) {
 			rn.deleteLongName(src)
@@ -579,6 +583,11 @@ func (n *Node) link(ctx context.Context, target fs.InodeEmbedder, name string, o
 		return nil, err
 	}
 	defer dst.close()
+	if tn.unnamed != nil {
+		if _, p := tn.Parent(); p == nil {
+			return rn.linkUnnamed(ctx, n, tn.unnamed, dst, out)
+		}
+	}
 	src, err := tn.self()
 	if err != nil {
 		return nil, err
@@ -589,6 +598,19 @@ func (n *Node) link(ctx context.Context, target fs.InodeEmbedder, name string, o
 		return nil, err
 	}
 	if err := syscallcompat.Linkat(src.dirfd, src.cName, dst.dirfd, dst.cName); err != nil {
+		undo()
+		return nil, err
+	}
+	return n.finishCreate(ctx, dst, out)
+}
+
+// linkUnnamed gives an O_TMPFILE file its first name.
+func (rn *RootNode) linkUnnamed(ctx context.Context, n *Node, u *unnamed, dst *entry, out *fuse.EntryOut) (*fs.Inode, error) {
+	undo, err := rn.writeLongName(dst)
+	if err != nil {
+		return nil, err
+	}
+	if err := u.linkTo(dst.dirfd, dst.cName); err != nil {
 		undo()
 		return nil, err
 	}

@@ -22,6 +22,9 @@ import (
 type file struct {
 	cf         *contentio.File
 	appendMode bool
+	// unnamed is set on the handles of an O_TMPFILE file, which forget
+	// themselves there when released.
+	unnamed *unnamed
 }
 
 // openBacking opens the backing regular file cName in dirfd for a
@@ -130,6 +133,9 @@ func (n *Node) open(flags int) (*file, error) {
 
 // releaseFile closes a handle and uncounts it.
 func (rn *RootNode) releaseFile(f *file) error {
+	if f.unnamed != nil {
+		f.unnamed.remove(f)
+	}
 	rn.openFiles.Add(-1)
 	return f.cf.Close()
 }
@@ -286,8 +292,8 @@ func (n *Node) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) (errno
 	if f, ok := fh.(*file); ok {
 		return n.toErrno("Fsync", f.cf.Fsync(flags&1 != 0))
 	}
-	// A directory (go-fuse routes FSYNCDIR here) or a file without a
-	// handle: sync the backing entry through a fresh read-only fd.
+	// A file without a handle (directories are synced through their
+	// dirHandle): sync the backing entry through a fresh read-only fd.
 	return n.toErrno("Fsync", n.syncBacking(flags&1 != 0))
 }
 

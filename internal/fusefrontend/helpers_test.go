@@ -100,6 +100,7 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 		},
 	}
 	opts.NullPermissions = true
+	rn.SetMountOptions(opts)
 	if mo != nil {
 		mo(&opts.MountOptions)
 	}

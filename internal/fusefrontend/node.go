@@ -22,6 +22,8 @@ import (
 type Node struct {
 	fs.Inode
 	rn *RootNode
+	// unnamed is set for a file made with O_TMPFILE (see tmpfile.go).
+	unnamed *unnamed
 }
 
 // relPath returns the plaintext path of n relative to the root. A node that
@@ -127,15 +129,22 @@ func (rn *RootNode) lookupEntry(dir, name string) (*entry, *unix.Stat_t, error) 
 
 var _ = (fs.NodeGetattrer)((*Node)(nil))
 
-// Getattr stats n, through its open file handle when there is one (which
-// also works after the file was unlinked).
+// Getattr stats n, through its open file or directory handle when there is
+// one (which also works after the entry was unlinked or replaced).
 func (n *Node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) (errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Getattr", &errno)
 	rn.enter("Getattr")
-	if f, ok := fh.(*file); ok {
+	fd := -1
+	switch h := fh.(type) {
+	case *file:
+		fd = h.cf.Fd()
+	case *dirHandle:
+		fd = h.fd
+	}
+	if fd >= 0 {
 		var st unix.Stat_t
-		if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
+		if err := syscallcompat.Fstat(fd, &st); err != nil {
 			return n.toErrno("Getattr", err)
 		}
 		rn.fillAttr(&st, -1, "", &out.Attr)

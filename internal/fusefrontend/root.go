@@ -24,8 +24,8 @@
 // default_permissions together with allow_other (this package does no
 // permission checks of its own beyond those of the backing filesystem).
 //
-// Not implemented: O_TMPFILE (EOPNOTSUPP), copy_file_range (ENOSYS, the
-// kernel falls back to read/write), RENAME_WHITEOUT (EINVAL).
+// Not implemented: copy_file_range (ENOSYS, the kernel falls back to
+// read/write).
 package fusefrontend
 
 import (
