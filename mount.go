@@ -261,6 +261,7 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 		NoXattr:            a.noxattr,
 		KernelCache:        a.kernelCache,
 		ReadOnly:           readOnly,
+		Atime:              atimePolicy(a),
 		Logger:             e.log,
 	}, nt, ce)
 	if err != nil {
@@ -325,12 +326,19 @@ func kernelOptions(a *argContainer, readOnly bool) []string {
 	if a.context != "" {
 		o = append(o, "context="+a.context)
 	}
-	for _, k := range strings.Split(a.ko, ",") {
+	_, ko := fusefrontend.AtimeFromOptions(strings.Split(a.ko, ","))
+	for _, k := range ko {
 		if k != "" {
 			o = append(o, k)
 		}
 	}
 	return o
+}
+
+// atimePolicy is the access time policy selected with -ko.
+func atimePolicy(a *argContainer) fusefrontend.Atime {
+	p, _ := fusefrontend.AtimeFromOptions(strings.Split(a.ko, ","))
+	return p
 }
 
 // fuseOptions assembles the go-fuse options of CLI.md 5.3.

@@ -41,7 +41,9 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 	}
 	// A fresh open file description: the cached fd may be shared by
 	// concurrent readers, and getdents advances the offset.
-	dfd, err := syscallcompat.OpenDirAt(fd, ".")
+	dfd, err := rn.openNoatime(unix.O_RDONLY|unix.O_DIRECTORY, func(fl int) (int, error) {
+		return syscallcompat.Openat(fd, ".", fl, 0)
+	})
 	syscallcompat.Close(fd)
 	if err != nil {
 		return nil, err

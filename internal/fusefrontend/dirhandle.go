@@ -43,7 +43,59 @@ func (n *Node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandl
 	if err != nil {
 		return nil, 0, n.toErrno("Opendir", err)
 	}
-	return &dirHandle{n: n, fd: fd}, 0, 0
+	d := &dirHandle{n: n, fd: fd}
+	rn.openDirs.add(n, d)
+	return d, 0, 0
+}
+
+// openDirs records the open directory handles of each node, for the
+// requests that the kernel sends without a handle (fchmod, fchown,
+// futimens on a directory).
+type openDirs struct {
+	mu sync.Mutex
+	m  map[*Node][]*dirHandle
+}
+
+func (o *openDirs) add(n *Node, d *dirHandle) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = make(map[*Node][]*dirHandle)
+	}
+	o.m[n] = append(o.m[n], d)
+}
+
+func (o *openDirs) remove(n *Node, d *dirHandle) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l := o.m[n]
+	for i, h := range l {
+		if h == d {
+			l = append(l[:i], l[i+1:]...)
+			break
+		}
+	}
+	if len(l) == 0 {
+		delete(o.m, n)
+	} else {
+		o.m[n] = l
+	}
+}
+
+// dupFd returns a duplicate of the backing fd of one of n's open
+// directory handles, or -1 if there is none.
+func (o *openDirs) dupFd(n *Node) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	l := o.m[n]
+	if len(l) == 0 {
+		return -1
+	}
+	fd, err := syscallcompat.Dup(l[0].fd)
+	if err != nil {
+		return -1
+	}
+	return fd
 }
 
 var (
@@ -104,6 +156,7 @@ func (d *dirHandle) Releasedir(ctx context.Context, releaseFlags uint32) {
 		d.ds.Close()
 		d.ds = nil
 	}
+	d.n.rn.openDirs.remove(d.n, d)
 	syscallcompat.Close(d.fd)
 }
 

@@ -42,7 +42,9 @@ func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error)
 	// OpenFileAt: the kernel believes this is a regular file, but the
 	// backing entry may have been replaced by a FIFO (whose open would
 	// block this request forever) or a device node.
-	fd, err := syscallcompat.OpenFileAt(dirfd, cName, bflags)
+	fd, err := rn.openNoatime(bflags, func(fl int) (int, error) {
+		return syscallcompat.OpenFileAt(dirfd, cName, fl)
+	})
 	if !errors.Is(err, syscall.EACCES) || bflags&unix.O_ACCMODE != unix.O_RDWR {
 		return fd, err
 	}
@@ -230,6 +232,7 @@ func (n *Node) Read(ctx context.Context, fh fs.FileHandle, dest []byte, off int6
 	if err != nil && err != io.EOF {
 		return nil, n.toErrno("Read", err)
 	}
+	rn.touchAtime(f.cf.Fd())
 	return rn.readResults.Get(dest[:nr]), 0
 }
 

@@ -77,6 +77,8 @@ type Args struct {
 	KernelCache bool
 	// ReadOnly refuses every modification with EROFS.
 	ReadOnly bool
+	// Atime is the access time policy (see AtimeFromOptions).
+	Atime Atime
 	// Logger receives warnings and errors; nil discards them.
 	Logger *slog.Logger
 }
@@ -95,6 +97,7 @@ type RootNode struct {
 	asRoot   bool
 	inos     *inomap.Map
 	dirCache *dirCache
+	openDirs openDirs
 	table    *contentio.Table
 	warned   warnLog
 
