@@ -262,6 +262,7 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 		KernelCache:        a.kernelCache,
 		ReadOnly:           readOnly,
 		Atime:              atimePolicy(a),
+		ACL:                a.acl,
 		Logger:             e.log,
 	}, nt, ce)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/syscallcompat"
 )
 
 // Access times. The kernel never updates the atime of a FUSE inode
@@ -85,7 +87,7 @@ func (rn *RootNode) touchAtime(fd int) {
 		return
 	}
 	ts := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_OMIT}}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, "/proc/self/fd/"+uitoa(uint64(fd)), ts, 0); err != nil {
+	if err := unix.UtimesNanoAt(unix.AT_FDCWD, syscallcompat.ProcFdPath(fd), ts, 0); err != nil {
 		rn.log.Debug("strictatime: could not set atime", "err", err)
 	}
 }

@@ -190,19 +190,22 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if err != nil {
 		return nil, err
 	}
-	mode &= 0o7777
+	mode, inherit := rn.modeFor(ctx, e.dirfd, mode&0o7777)
 	if !rn.nt.UsesDirIV() {
 		if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode); err != nil {
 			undo()
 			return nil, err
 		}
 		rn.chownNew(ctx, e.dirfd, e.cName)
-		if rn.needsChmod(mode) {
+		if !inherit && rn.needsChmod(mode) {
 			if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode); err != nil {
 				rn.log.Warn("mkdir: chmod failed", "err", err)
 			}
 		}
 		return n.finishCreate(ctx, e, out)
+	}
+	if inherit {
+		return n.mkdirInherit(ctx, e, mode, undo, out)
 	}
 	if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode|0o700); err != nil {
 		undo()
@@ -249,6 +252,59 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	}
 	if err := syscallcompat.Fchmod(fd, mode|st.Mode&syscall.S_ISGID); err != nil {
 		return failIV(err)
+	}
+	return n.finishCreate(ctx, e, out)
+}
+
+// mkdirInherit is mkdir in a directory with a default ACL: the backing
+// directory is created with exactly the requested mode, from which the
+// backing filesystem derives its mode and ACLs (a chmod would override
+// them). If the owner cannot write the IV file into it, owner rwx is
+// added for that moment (restoring the mode restores the ACL mask).
+func (n *Node) mkdirInherit(ctx context.Context, e *entry, mode uint32, undo func(), out *fuse.EntryOut) (*fs.Inode, error) {
+	rn := n.rn
+	if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode); err != nil {
+		undo()
+		return nil, err
+	}
+	fail := func(err error) (*fs.Inode, error) {
+		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err2 != nil {
+			rn.log.Warn("mkdir: could not remove directory after failure", "name", e.cName, "err", err2)
+		}
+		undo()
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
+		return fail(err)
+	}
+	perm := st.Mode & 0o7777
+	widen := !rn.asRoot && perm&0o700 != 0o700
+	if widen {
+		if err := syscallcompat.Fchmodat(e.dirfd, e.cName, perm|0o700); err != nil {
+			return fail(err)
+		}
+	}
+	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
+	if err != nil {
+		return fail(err)
+	}
+	defer syscallcompat.Close(fd)
+	if _, err := nametransform.WriteDirIVAt(fd); err != nil {
+		return fail(err)
+	}
+	if widen {
+		if err := syscallcompat.Fchmod(fd, perm); err != nil {
+			rn.log.Warn("mkdir: could not restore the mode", "name", e.cName, "err", err)
+		}
+	}
+	if uid, gid, ok := rn.callerOwner(ctx); ok {
+		if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
+			rn.log.Warn("mkdir: could not chown to caller", "err", err)
+		}
+		if err := syscallcompat.Fchownat(fd, nametransform.DirIVFilename, uid, gid); err != nil {
+			rn.log.Warn("mkdir: could not chown diriv to caller", "err", err)
+		}
 	}
 	return n.finishCreate(ctx, e, out)
 }
@@ -641,12 +697,14 @@ func (n *Node) mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 	if err != nil {
 		return nil, err
 	}
+	perm, inherit := rn.modeFor(ctx, e.dirfd, mode&0o7777)
+	mode = mode&syscall.S_IFMT | perm
 	if err := syscallcompat.Mknodat(e.dirfd, e.cName, mode, uint64(dev)); err != nil {
 		undo()
 		return nil, err
 	}
 	rn.chownNew(ctx, e.dirfd, e.cName)
-	if rn.needsChmod(mode) {
+	if !inherit && rn.needsChmod(mode) {
 		if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode&0o7777); err != nil {
 			rn.log.Warn("mknod: chmod failed", "err", err)
 		}

@@ -21,11 +21,17 @@ import (
 
 // SetMountOptions sets the go-fuse options this package needs besides
 // those listed in the package comment: node IDs taken from the inode
-// numbers and the kernel's export support, for file handles.
+// numbers and the kernel's export support, for file handles, and with
+// Args.ACL the unmasked creation modes.
 func (rn *RootNode) SetMountOptions(o *fs.Options) {
 	o.ExternalNodeID = true
 	o.RootStableAttr = &fs.StableAttr{Ino: fuse.FUSE_ROOT_ID}
 	o.ExtraCapabilities |= fuse.CAP_EXPORT_SUPPORT
+	if rn.args.ACL {
+		// The umask is applied here, unless a default ACL is
+		// inherited (acl.go).
+		o.ExtraCapabilities |= fuse.CAP_DONT_MASK
+	}
 }
 
 var _ = (fs.NodeLookupNoder)((*RootNode)(nil))

@@ -167,7 +167,7 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 	if err != nil {
 		return nil, nil, err
 	}
-	mode &= 0o7777
+	mode, inherit := rn.modeFor(ctx, e.dirfd, mode&0o7777)
 	// Always create exclusively first: only then is it certain that the
 	// entry is new (ours to chown, chmod and, on failure, to drop the
 	// long-name file of), whatever runs concurrently. An existing entry
@@ -192,7 +192,7 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 				rn.log.Warn("create: could not chown to caller", "err", err)
 			}
 		}
-		if rn.needsChmod(mode) {
+		if !inherit && rn.needsChmod(mode) {
 			if err := syscallcompat.Fchmod(fd, mode); err != nil {
 				rn.log.Warn("create: chmod failed", "err", err)
 			}

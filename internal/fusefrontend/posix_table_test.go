@@ -253,7 +253,7 @@ func mountPosixEnv(t *testing.T, c posixCase) *posixEnv {
 			mo.Options = append(mo.Options, "default_permissions")
 		}
 	}
-	cfg := testConfig{args: Args{Atime: atime}}
+	cfg := testConfig{args: Args{Atime: atime, ACL: c.acl}}
 	tf := mountExistingOpts(t, cfg, cipherDir, true, opts)
 	e.dir = tf.mnt
 	e.remount = func() {

@@ -79,6 +79,9 @@ type Args struct {
 	ReadOnly bool
 	// Atime is the access time policy (see AtimeFromOptions).
 	Atime Atime
+	// ACL: the mount has POSIX ACLs enabled (MountOptions.EnableAcl);
+	// see acl.go.
+	ACL bool
 	// Logger receives warnings and errors; nil discards them.
 	Logger *slog.Logger
 }

@@ -3,7 +3,6 @@ package fusefrontend
 import (
 	"context"
 	"errors"
-	"strconv"
 	"sync"
 	"syscall"
 
@@ -53,7 +52,7 @@ func (u *unnamed) linkTo(dirfd int, cName string) error {
 	if len(u.handles) == 0 {
 		return syscall.ENOENT
 	}
-	p := "/proc/self/fd/" + strconv.Itoa(u.handles[0].cf.Fd())
+	p := syscallcompat.ProcFdPath(u.handles[0].cf.Fd())
 	return syscallcompat.Retry(func() error {
 		return unix.Linkat(unix.AT_FDCWD, p, dirfd, cName, unix.AT_SYMLINK_FOLLOW)
 	})
@@ -86,12 +85,17 @@ func (n *Node) tmpfile(ctx context.Context, flags int, mode uint32, out *fuse.En
 		return nil, nil, err
 	}
 	defer e.close()
-	mode &= 0o7777
+	dfd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer syscallcompat.Close(dfd)
+	mode, inherit := rn.modeFor(ctx, dfd, mode&0o7777)
 	// Read-write whatever the caller asked for: writes are
 	// read-modify-write. O_EXCL (never linkable) is enforced by the
 	// kernel on our inode; the backing file stays linkable for us.
 	bflags := unix.O_TMPFILE | unix.O_RDWR | flags&(unix.O_SYNC|unix.O_DSYNC)
-	fd, err := syscallcompat.Openat(e.dirfd, e.cName, bflags, mode)
+	fd, err := syscallcompat.Openat(dfd, ".", bflags, mode)
 	if err != nil {
 		if errors.Is(err, syscall.EISDIR) {
 			// A backing kernel without O_TMPFILE opened the directory.
@@ -104,7 +108,7 @@ func (n *Node) tmpfile(ctx context.Context, flags int, mode uint32, out *fuse.En
 			rn.log.Warn("tmpfile: could not chown to caller", "err", err)
 		}
 	}
-	if rn.needsChmod(mode) {
+	if !inherit && rn.needsChmod(mode) {
 		if err := syscallcompat.Fchmod(fd, mode); err != nil {
 			rn.log.Warn("tmpfile: chmod failed", "err", err)
 		}

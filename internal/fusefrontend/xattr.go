@@ -101,7 +101,13 @@ func (n *Node) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 		val = rn.nt.EncryptXattrValue(data)
 	}
 	return n.toErrno("Setxattr", n.withPathFd(func(fd int) error {
-		return syscallcompat.Fsetxattr(fd, cAttr, val, int(flags))
+		if err := syscallcompat.Fsetxattr(fd, cAttr, val, int(flags)); err != nil {
+			return err
+		}
+		if attr == aclAccess {
+			return rn.killSgidAfterACL(ctx, fd)
+		}
+		return nil
 	}))
 }
 
