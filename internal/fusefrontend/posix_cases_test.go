@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -557,4 +558,39 @@ func caseACL(e *posixEnv) {
 	// Permission checks follow the ACL (root is exempt from most, so
 	// check the listing of a directory with a default ACL instead).
 	e.list("d", "d")
+}
+
+// TestSeekTrailingPartialHole pins the one SEEK_DATA/SEEK_HOLE difference
+// the format imposes (README, "POSIX behaviour"): growing a file to a size
+// that is not a multiple of 4096 writes its partial last block (an
+// all-zero partial block is corruption, FORMAT.md 4.4), so that block is
+// data where ext4 has a hole.
+func TestSeekTrailingPartialHole(t *testing.T) {
+	tf := mountFS(t, testConfig{})
+	for _, c := range []struct {
+		dir     string
+		data    int64
+		dataErr error
+		holeAt0 int64
+		onMount bool
+	}{
+		{t.TempDir(), -1, unix.ENXIO, 0, false},
+		{tf.mnt, 8192, nil, 0, true},
+	} {
+		fd, err := unix.Open(filepath.Join(c.dir, "f"), unix.O_RDWR|unix.O_CREAT, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		if err := unix.Ftruncate(fd, 10000); err != nil {
+			t.Fatal(err)
+		}
+		d, err := unix.Seek(fd, 0, unix.SEEK_DATA)
+		if err != c.dataErr || (err == nil && d != c.data) {
+			t.Errorf("mount=%v: SEEK_DATA(0) = %d, %v; want %d, %v", c.onMount, d, err, c.data, c.dataErr)
+		}
+		if h, err := unix.Seek(fd, 0, unix.SEEK_HOLE); err != nil || h != c.holeAt0 {
+			t.Errorf("mount=%v: SEEK_HOLE(0) = %d, %v; want %d", c.onMount, h, err, c.holeAt0)
+		}
+	}
 }
