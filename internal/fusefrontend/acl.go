@@ -1,11 +1,8 @@
 package fusefrontend
 
 import (
-	"bufio"
 	"context"
-	"os"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -48,25 +45,19 @@ func (rn *RootNode) modeFor(ctx context.Context, dirfd int, mode uint32) (uint32
 // /proc/<tid>/status (the kernel does not send it with the request
 // unless asked to skip applying it: FUSE_DONT_MASK). 022 if unknown.
 func callerUmask(ctx context.Context) uint32 {
-	const fallback = 0o022
+	umask := uint32(0o022)
 	c, ok := fuse.FromContext(ctx)
 	if !ok || c.Pid == 0 {
-		return fallback
+		return umask
 	}
-	f, err := os.Open("/proc/" + strconv.FormatUint(uint64(c.Pid), 10) + "/status")
-	if err != nil {
-		return fallback
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "Umask:"); ok {
-			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
-				return uint32(m)
+	procStatus(c.Pid, func(key, val string) {
+		if key == "Umask" {
+			if m, err := strconv.ParseUint(val, 8, 32); err == nil {
+				umask = uint32(m)
 			}
 		}
-	}
-	return fallback
+	})
+	return umask
 }
 
 // killSgidAfterACL clears the setgid bit of the backing entry fd after an

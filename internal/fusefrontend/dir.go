@@ -211,22 +211,12 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		undo()
 		return nil, err
 	}
-	fail := func(err error) (*fs.Inode, error) {
-		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err2 != nil {
-			rn.log.Warn("mkdir: could not remove directory after failure", "name", e.cName, "err", err2)
-		}
-		undo()
-		return nil, err
-	}
-	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
+	fail := rn.mkdirFail(e, undo)
+	fd, err := openNewDirIV(e)
 	if err != nil {
 		return fail(err)
 	}
 	defer syscallcompat.Close(fd)
-	if _, err := nametransform.WriteDirIVAt(fd); err != nil {
-		// WriteDirIVAt removes a partial file itself.
-		return fail(err)
-	}
 	// failIV undoes the mkdir once the IV file exists: the directory
 	// cannot be removed while it holds it.
 	failIV := func(err error) (*fs.Inode, error) {
@@ -235,14 +225,7 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		}
 		return fail(err)
 	}
-	if uid, gid, ok := rn.callerOwner(ctx); ok {
-		if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
-			rn.log.Warn("mkdir: could not chown to caller", "err", err)
-		}
-		if err := syscallcompat.Fchownat(fd, nametransform.DirIVFilename, uid, gid); err != nil {
-			rn.log.Warn("mkdir: could not chown diriv to caller", "err", err)
-		}
-	}
+	rn.chownNewDir(ctx, fd)
 	var st unix.Stat_t
 	if err := syscallcompat.Fstat(fd, &st); err != nil {
 		return failIV(err)
@@ -256,6 +239,47 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	return n.finishCreate(ctx, e, out)
 }
 
+// mkdirFail returns the failure path of mkdir before the IV file exists:
+// remove the new backing directory and its long-name file.
+func (rn *RootNode) mkdirFail(e *entry, undo func()) func(error) (*fs.Inode, error) {
+	return func(err error) (*fs.Inode, error) {
+		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err2 != nil {
+			rn.log.Warn("mkdir: could not remove directory after failure", "name", e.cName, "err", err2)
+		}
+		undo()
+		return nil, err
+	}
+}
+
+// openNewDirIV opens the new backing directory e and writes its IV file
+// (WriteDirIVAt removes a partial file itself). The caller closes fd.
+func openNewDirIV(e *entry) (int, error) {
+	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
+	if err != nil {
+		return -1, err
+	}
+	if _, err := nametransform.WriteDirIVAt(fd); err != nil {
+		syscallcompat.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// chownNewDir gives a new backing directory fd and its IV file to the
+// caller (root with AllowOther), so that the owner can remove it later.
+func (rn *RootNode) chownNewDir(ctx context.Context, fd int) {
+	uid, gid, ok := rn.callerOwner(ctx)
+	if !ok {
+		return
+	}
+	if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
+		rn.log.Warn("mkdir: could not chown to caller", "err", err)
+	}
+	if err := syscallcompat.Fchownat(fd, nametransform.DirIVFilename, uid, gid); err != nil {
+		rn.log.Warn("mkdir: could not chown diriv to caller", "err", err)
+	}
+}
+
 // mkdirInherit is mkdir in a directory with a default ACL: the backing
 // directory is created with exactly the requested mode, from which the
 // backing filesystem derives its mode and ACLs (a chmod would override
@@ -267,13 +291,7 @@ func (n *Node) mkdirInherit(ctx context.Context, e *entry, mode uint32, undo fun
 		undo()
 		return nil, err
 	}
-	fail := func(err error) (*fs.Inode, error) {
-		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err2 != nil {
-			rn.log.Warn("mkdir: could not remove directory after failure", "name", e.cName, "err", err2)
-		}
-		undo()
-		return nil, err
-	}
+	fail := rn.mkdirFail(e, undo)
 	var st unix.Stat_t
 	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
 		return fail(err)
@@ -285,27 +303,17 @@ func (n *Node) mkdirInherit(ctx context.Context, e *entry, mode uint32, undo fun
 			return fail(err)
 		}
 	}
-	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
+	fd, err := openNewDirIV(e)
 	if err != nil {
 		return fail(err)
 	}
 	defer syscallcompat.Close(fd)
-	if _, err := nametransform.WriteDirIVAt(fd); err != nil {
-		return fail(err)
-	}
 	if widen {
 		if err := syscallcompat.Fchmod(fd, perm); err != nil {
 			rn.log.Warn("mkdir: could not restore the mode", "name", e.cName, "err", err)
 		}
 	}
-	if uid, gid, ok := rn.callerOwner(ctx); ok {
-		if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
-			rn.log.Warn("mkdir: could not chown to caller", "err", err)
-		}
-		if err := syscallcompat.Fchownat(fd, nametransform.DirIVFilename, uid, gid); err != nil {
-			rn.log.Warn("mkdir: could not chown diriv to caller", "err", err)
-		}
-	}
+	rn.chownNewDir(ctx, fd)
 	return n.finishCreate(ctx, e, out)
 }
 

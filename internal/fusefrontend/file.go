@@ -142,6 +142,34 @@ func (rn *RootNode) releaseFile(f *file) error {
 	return f.cf.Close()
 }
 
+// ownNewFile gives a just created backing file fd to the caller (root
+// with AllowOther) and the requested mode, unless the mode came from an
+// inherited default ACL. chown goes first: it clears set-id bits.
+func (rn *RootNode) ownNewFile(ctx context.Context, op string, fd int, mode uint32, inherit bool) {
+	if uid, gid, ok := rn.callerOwner(ctx); ok {
+		if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
+			rn.log.Warn(op+": could not chown to caller", "err", err)
+		}
+	}
+	if !inherit && rn.needsChmod(mode) {
+		if err := syscallcompat.Fchmod(fd, mode); err != nil {
+			rn.log.Warn(op+": chmod failed", "err", err)
+		}
+	}
+}
+
+// statNewHandle fills out with the attributes of a just opened handle;
+// on error the handle is released.
+func (rn *RootNode) statNewHandle(f *file, out *fuse.EntryOut) (*unix.Stat_t, error) {
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
+		rn.releaseFile(f)
+		return nil, err
+	}
+	rn.fillAttr(&st, -1, "", &out.Attr)
+	return &st, nil
+}
+
 var _ = (fs.NodeCreater)((*Node)(nil))
 
 // Create creates and opens a regular file.
@@ -187,16 +215,7 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	if !existed {
-		if uid, gid, ok := rn.callerOwner(ctx); ok {
-			if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
-				rn.log.Warn("create: could not chown to caller", "err", err)
-			}
-		}
-		if !inherit && rn.needsChmod(mode) {
-			if err := syscallcompat.Fchmod(fd, mode); err != nil {
-				rn.log.Warn("create: chmod failed", "err", err)
-			}
-		}
+		rn.ownNewFile(ctx, "create", fd, mode, inherit)
 	}
 	f, err := rn.newFile(fd, uint32(flags))
 	if err != nil {
@@ -208,13 +227,11 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 			return nil, nil, err
 		}
 	}
-	var st unix.Stat_t
-	if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
-		rn.releaseFile(f)
+	st, err := rn.statNewHandle(f, out)
+	if err != nil {
 		return nil, nil, err
 	}
-	rn.fillAttr(&st, -1, "", &out.Attr)
-	return n.newChild(ctx, &st), f, nil
+	return n.newChild(ctx, st), f, nil
 }
 
 var _ = (fs.NodeReader)((*Node)(nil))

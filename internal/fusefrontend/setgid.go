@@ -53,34 +53,48 @@ func (rn *RootNode) checkSetgid(ctx context.Context, f *file, e *entry, in *fuse
 }
 
 // callerInGroupOrFsetid reports whether the thread tid (whose fsgid the
-// request carries as fsgid) is in group gid or has CAP_FSETID, from
+// request carries) is in group gid or has CAP_FSETID, from
 // /proc/<tid>/status. When that cannot be read, it answers true: the
 // backing filesystem then decides, as before.
 func callerInGroupOrFsetid(tid, fsgid, gid uint32) bool {
 	if fsgid == gid {
 		return true
 	}
+	ok := true
+	found := procStatus(tid, func(key, val string) {
+		switch key {
+		case "Groups":
+			ok = false
+			for _, g := range strings.Fields(val) {
+				if n, err := strconv.ParseUint(g, 10, 32); err == nil && uint32(n) == gid {
+					ok = true
+					return
+				}
+			}
+		case "CapEff":
+			caps, err := strconv.ParseUint(val, 16, 64)
+			if err != nil || caps&(1<<unix.CAP_FSETID) != 0 {
+				ok = true
+			}
+		}
+	})
+	return !found || ok
+}
+
+// procStatus calls fn with each "Key: value" line of /proc/<tid>/status
+// (value trimmed) and reports whether the file could be read. A thread ID
+// names that thread's own credentials.
+func procStatus(tid uint32, fn func(key, val string)) bool {
 	f, err := os.Open("/proc/" + strconv.FormatUint(uint64(tid), 10) + "/status")
 	if err != nil {
-		return true
+		return false
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		line := s.Text()
-		if v, ok := strings.CutPrefix(line, "Groups:"); ok {
-			for _, g := range strings.Fields(v) {
-				if n, err := strconv.ParseUint(g, 10, 32); err == nil && uint32(n) == gid {
-					return true
-				}
-			}
-		}
-		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			if err != nil || caps&(1<<unix.CAP_FSETID) != 0 {
-				return true
-			}
+		if k, v, ok := strings.Cut(s.Text(), ":"); ok {
+			fn(k, strings.TrimSpace(v))
 		}
 	}
-	return false
+	return s.Err() == nil
 }

@@ -103,29 +103,18 @@ func (n *Node) tmpfile(ctx context.Context, flags int, mode uint32, out *fuse.En
 		}
 		return nil, nil, err
 	}
-	if uid, gid, ok := rn.callerOwner(ctx); ok {
-		if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
-			rn.log.Warn("tmpfile: could not chown to caller", "err", err)
-		}
-	}
-	if !inherit && rn.needsChmod(mode) {
-		if err := syscallcompat.Fchmod(fd, mode); err != nil {
-			rn.log.Warn("tmpfile: chmod failed", "err", err)
-		}
-	}
+	rn.ownNewFile(ctx, "tmpfile", fd, mode, inherit)
 	f, err := rn.newFile(fd, uint32(flags))
 	if err != nil {
 		return nil, nil, err
 	}
-	var st unix.Stat_t
-	if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
-		rn.releaseFile(f)
+	st, err := rn.statNewHandle(f, out)
+	if err != nil {
 		return nil, nil, err
 	}
-	rn.fillAttr(&st, -1, "", &out.Attr)
 	u := &unnamed{}
 	u.add(f)
 	f.unnamed = u
-	id := fs.StableAttr{Mode: syscall.S_IFREG, Ino: rn.shownIno(&st), Gen: 1}
+	id := fs.StableAttr{Mode: syscall.S_IFREG, Ino: rn.shownIno(st), Gen: 1}
 	return n.NewInode(ctx, &Node{rn: rn, unnamed: u}, id), f, nil
 }
