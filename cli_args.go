@@ -19,7 +19,7 @@ import (
 	"gocryptfs/internal/stupidgcm"
 )
 
-// argContainer holds the parsed command line (CLI.md section 3). Field
+// argContainer holds the parsed command line (docs/cli.md section 3). Field
 // names follow the flag names.
 type argContainer struct {
 	// Actions.
@@ -163,7 +163,7 @@ func (d *flagDef) set(value string) error {
 	return nil
 }
 
-// newFlagSet registers every flag of CLI.md section 3 with its default.
+// newFlagSet registers every flag of docs/cli.md section 3 with its default.
 func newFlagSet(a *argContainer) *flagSet {
 	fs := &flagSet{byName: map[string]*flagDef{}}
 	b := func(p *bool, usage string, names ...string) { fs.add(kindBool, p, "", usage, names...) }
@@ -251,7 +251,7 @@ func newFlagSet(a *argContainer) *flagSet {
 	return fs
 }
 
-// preprocessO implements CLI.md 2.1: the last "-o VALUE" / "-o=VALUE"
+// preprocessO implements docs/cli.md 2.1: the last "-o VALUE" / "-o=VALUE"
 // (anywhere in args) is removed and its comma-separated pieces are inserted
 // as "-piece" arguments right after the program name. A standalone "--"
 // anywhere disables the step. args[0] is the program name.
@@ -295,7 +295,7 @@ func preprocessO(args []string) ([]string, error) {
 	return append(out, rest...), nil
 }
 
-// addDashes makes single and double dash equivalent (CLI.md 2): every
+// addDashes makes single and double dash equivalent (docs/cli.md 2): every
 // argument starting with exactly one '-' gets a second one, except the lone
 // "-h", a lone "-", and everything after a standalone "--". Separate values
 // that start with one dash are rewritten too; this reference quirk is kept.
@@ -338,7 +338,7 @@ func (fs *flagSet) parse(args []string, a *argContainer) error {
 		name, value, hasValue := strings.Cut(arg[2:], "=")
 		d, ok := fs.byName[name]
 		if !ok && strings.HasPrefix(name, "x-") {
-			continue // fstab/systemd options (x-systemd.automount, ...) are ignored (CLI.md 5.4)
+			continue // fstab/systemd options (x-systemd.automount, ...) are ignored (docs/cli.md 5.4)
 		}
 		if !ok {
 			return fmt.Errorf("unknown flag: --%s", name)
@@ -407,7 +407,7 @@ func (a *argContainer) action() string {
 	return ""
 }
 
-// validate checks the rules of CLI.md sections 1 and 3 that do not need the
+// validate checks the rules of docs/cli.md sections 1 and 3 that do not need the
 // filesystem, normalizes the option pairs (-ro wins over -rw, ...) and
 // fills the derived fields. Warnings go to log.
 func (a *argContainer) validate(log *slog.Logger) error {
@@ -448,7 +448,7 @@ func (a *argContainer) validate(log *slog.Logger) error {
 		return usage("-fsck is not supported in reverse mode")
 	}
 
-	// Forbidden combinations (CLI.md 3.4).
+	// Forbidden combinations (docs/cli.md 3.4).
 	switch {
 	case len(a.extpass) > 0 && len(a.passfile) > 0:
 		return usage("The options -extpass and -passfile cannot be used at the same time")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/testutil"
 	"gocryptfs/internal/tlog"
 )
@@ -258,7 +259,7 @@ func TestKernelOptions(t *testing.T) {
 		if err := a.validate(tlog.Discard()); err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Join(kernelOptions(a, c.ro), ","); got != c.want {
+		if got := strings.Join(mountopts.KernelOptions(mountParams(a, c.ro)), ","); got != c.want {
 			t.Errorf("%q: got %q, want %q", c.args, got, c.want)
 		}
 	}

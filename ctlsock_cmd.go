@@ -5,7 +5,7 @@ import (
 	"gocryptfs/internal/exitcodes"
 )
 
-// startCtlsock creates the control socket requested with -ctlsock (CLI.md
+// startCtlsock creates the control socket requested with -ctlsock (docs/cli.md
 // 8). It runs before the password is asked for, so that an unusable path
 // fails early (exit 20). It returns nil without -ctlsock; the nil server's
 // Serve and Close do nothing. The mount calls Serve with its root node

@@ -12,7 +12,7 @@ import (
 // credential is registered on the token (user name = CIPHERDIR's base name)
 // and its hmac-secret for a fresh salt is used, and the parameters to
 // store in the config are returned too; otherwise the password comes from
-// the usual sources (CLI.md 4). FIDO2 failures exit 31.
+// the usual sources (docs/cli.md 4). FIDO2 failures exit 31.
 func initPassword(e *env, a *argContainer) ([]byte, *configfile.FIDO2Params, error) {
 	if a.fido2 == "" {
 		pw, err := e.passwordSource(a).Twice()

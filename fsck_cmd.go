@@ -14,7 +14,7 @@ import (
 	"gocryptfs/internal/tlog"
 )
 
-// runFsck implements -fsck (CLI.md 6.5): unlock the master key like a
+// runFsck implements -fsck (docs/cli.md 6.5): unlock the master key like a
 // mount does, then check the ciphertext directly (nothing is mounted and
 // nothing is written), printing one line per problem on stderr and a
 // summary. Exit 0 when clean, 26 when problems were found, 11 when

@@ -7,7 +7,7 @@ import (
 	"gocryptfs/internal/exitcodes"
 )
 
-// info implements -info (CLI.md 6.2): print the config summary without
+// info implements -info (docs/cli.md 6.2): print the config summary without
 // asking for a password. Failures are reported on stdout, exit 8.
 func info(e *env, a *argContainer) error {
 	if err := checkCipherDir(a.cipherdir); err != nil {

@@ -18,7 +18,7 @@ import (
 	"gocryptfs/internal/tlog"
 )
 
-// initFS implements -init (CLI.md 3.1, 4 and 6.1).
+// initFS implements -init (docs/cli.md 3.1, 4 and 6.1).
 func initFS(e *env, a *argContainer) error {
 	if err := checkCipherDir(a.cipherdir); err != nil {
 		return err
@@ -141,7 +141,7 @@ func explicitMasterKey(e *env, a *argContainer) ([]byte, error) {
 }
 
 // displayPath shows dir relative to the working directory unless that would
-// climb up with "../", quoted when it contains a space (CLI.md 6.1).
+// climb up with "../", quoted when it contains a space (docs/cli.md 6.1).
 func displayPath(dir string) string {
 	p := dir
 	if wd, err := os.Getwd(); err == nil {
@@ -175,7 +175,7 @@ func formatMasterKey(key []byte) string {
 	return b.String()
 }
 
-// printMasterKey prints the master key block of CLI.md 6.1.
+// printMasterKey prints the master key block of docs/cli.md 6.1.
 func printMasterKey(w io.Writer, key []byte, color bool) {
 	lines := formatMasterKey(key)
 	if color {

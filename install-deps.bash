@@ -2,7 +2,9 @@
 #
 # Install the system packages gocryptfs needs to build and test, on Debian
 # (run as root): fuse3 (fusermount3 and /dev/fuse support), libssl-dev and
-# gcc (the OpenSSL cipher backend is built with cgo). Packages that are
+# gcc (the OpenSSL cipher backend is built with cgo), and Debian's gocryptfs
+# (2.3, /usr/bin/gocryptfs), the reference that tests/interop compares
+# against. Packages that are
 # already installed are left alone; apt-get update only runs if something
 # is missing. Go itself (>= the version in go.mod) must already be
 # installed, in PATH or in /usr/local/go.
@@ -19,6 +21,11 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 command -v mkfs.ext4 >/dev/null || missing+=(e2fsprogs)
 command -v mkfs.xfs >/dev/null || missing+=(xfsprogs)
 command -v losetup >/dev/null || missing+=(mount)
+# setfacl and setfattr: the multi-user permission tests of fusefrontend.
+command -v setfacl >/dev/null || missing+=(acl)
+command -v setfattr >/dev/null || missing+=(attr)
+# By path, not by PATH: a gocryptfs we installed ourselves is no reference.
+[[ -x /usr/bin/gocryptfs ]] || missing+=(gocryptfs)
 
 if ((${#missing[@]} > 0)); then
 	echo "install-deps.bash: installing ${missing[*]}"

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -57,6 +58,16 @@ func run(e *env) int {
 			msg = "\033[31m" + msg + "\033[0m"
 		}
 		fmt.Fprintln(e.stderr, msg)
+	}
+	return exitCode(err)
+}
+
+// exitCode picks the exit code for err: the one it carries, else 9 for an
+// over-long password, else exitcodes.From's default.
+func exitCode(err error) int {
+	var coded *exitcodes.Error
+	if !errors.As(err, &coded) && errors.Is(err, readpassword.ErrTooLong) {
+		return exitcodes.ReadPassword
 	}
 	return exitcodes.From(err)
 }

@@ -24,19 +24,13 @@ import (
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/fusefrontend_reverse"
+	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/tlog"
 )
 
-// Mount parameters of CLI.md 5.3.
-const (
-	// maxWrite is the largest write the kernel sends in one request (1 MiB).
-	maxWrite = 1 << 20
-	// cacheTimeout is the attribute, entry and negative-lookup timeout.
-	cacheTimeout = time.Second
-	// minNofile is the open-file limit raised to if it is lower.
-	minNofile = 4096
-)
+// minNofile is the open-file limit raised to if it is lower.
+const minNofile = 4096
 
 // mountAction implements the mount operation: checks, daemonizing, then
 // the actual mount in the (foreground or child) process.
@@ -56,7 +50,7 @@ func mountAction(e *env, a *argContainer) error {
 	return doMount(e, a)
 }
 
-// checkMountpoint applies the MOUNTPOINT rules of CLI.md 5.1 (exit 10).
+// checkMountpoint applies the MOUNTPOINT rules of docs/cli.md 5.1 (exit 10).
 func checkMountpoint(a *argContainer) error {
 	mp := a.mountpoint
 	if strings.HasPrefix(mp, "/dev/fd/") {
@@ -113,7 +107,7 @@ type features struct {
 }
 
 // unlock returns the master key and the feature set. With -masterkey or
-// -zerokey the config is never opened (CLI.md 3.4).
+// -zerokey the config is never opened (docs/cli.md 3.4).
 func unlock(e *env, a *argContainer) ([]byte, features, error) {
 	mk, err := explicitMasterKey(e, a)
 	if err != nil {
@@ -272,7 +266,7 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 }
 
 // newReverseFrontend builds the read-only encrypted view of a plaintext
-// directory (FORMAT.md 9). Exclusion problems keep their exit code (29).
+// directory (docs/format.md 9). Exclusion problems keep their exit code (29).
 func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (frontend, error) {
 	rn, err := fusefrontend_reverse.NewRootNode(fusefrontend_reverse.Args{
 		PlainDir:           a.cipherdir,
@@ -298,90 +292,32 @@ func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.N
 	return rn, nil
 }
 
-// kernelOptions returns the -o string items for fusermount (CLI.md 5.3).
-func kernelOptions(a *argContainer, readOnly bool) []string {
-	var o []string
-	if readOnly {
-		o = append(o, "ro")
-	} else if a.rw {
-		o = append(o, "rw")
-	}
-	if a.suid {
-		o = append(o, "suid")
-	} else {
-		o = append(o, "nosuid")
-	}
-	if a.dev {
-		o = append(o, "dev")
-	} else {
-		o = append(o, "nodev")
-	}
-	if a.noexec {
-		o = append(o, "noexec")
-	} else if a.exec {
-		o = append(o, "exec")
-	}
-	if a.allowOther {
-		o = append(o, "default_permissions")
-	}
-	if a.context != "" {
-		o = append(o, "context="+a.context)
-	}
-	_, ko := fusefrontend.AtimeFromOptions(strings.Split(a.ko, ","))
-	for _, k := range ko {
-		if k != "" {
-			o = append(o, k)
-		}
-	}
-	return o
-}
-
 // atimePolicy is the access time policy selected with -ko.
 func atimePolicy(a *argContainer) fusefrontend.Atime {
-	p, _ := fusefrontend.AtimeFromOptions(strings.Split(a.ko, ","))
-	return p
+	return fusefrontend.AtimeFromOptions(strings.Split(a.ko, ","))
 }
 
-// fuseOptions assembles the go-fuse options of CLI.md 5.3.
-func fuseOptions(a *argContainer, readOnly bool) *fs.Options {
-	timeout := cacheTimeout
-	if a.sharedstorage {
-		timeout = 0
+// mountParams collects the flags that shape the go-fuse options; package
+// mountopts turns them into options (the FUSE tests use it too).
+func mountParams(a *argContainer, readOnly bool) mountopts.Params {
+	return mountopts.Params{
+		CipherDir:      a.cipherdir,
+		FsName:         a.fsname,
+		Reverse:        a.reverse,
+		ReadOnly:       readOnly,
+		RW:             a.rw,
+		Suid:           a.suid,
+		Dev:            a.dev,
+		Exec:           a.exec,
+		NoExec:         a.noexec,
+		AllowOther:     a.allowOther,
+		Context:        a.context,
+		KernelOptions:  a.ko,
+		SharedStorage:  a.sharedstorage,
+		SerializeReads: a.serializeReads,
+		ACL:            a.acl,
+		Debug:          a.fusedebug,
 	}
-	fsname := a.fsname
-	if fsname == "" {
-		fsname = a.cipherdir
-	}
-	return &fs.Options{
-		MountOptions: fuse.MountOptions{
-			AllowOther: a.allowOther,
-			Options:    kernelOptions(a, readOnly),
-			MaxWrite:   maxWrite,
-			FsName:     fsname,
-			Name:       fsType(a),
-			Debug:      a.fusedebug,
-			SyncRead:   a.serializeReads,
-			EnableAcl:  a.acl,
-			// READ replies are decrypted (or encrypted) bytes, never a
-			// file range go-fuse could splice; its splice attempt would
-			// cost two extra system calls per reply.
-			DisableSplice: true,
-		},
-		EntryTimeout:    &timeout,
-		AttrTimeout:     &timeout,
-		NegativeTimeout: &timeout,
-		// Show the real permission bits, also 000.
-		NullPermissions: true,
-	}
-}
-
-// fsType is the FUSE subtype shown by mount(8): fuse.gocryptfs or, in
-// reverse mode, fuse.gocryptfs-reverse (CLI.md 5.3).
-func fsType(a *argContainer) string {
-	if a.reverse {
-		return "gocryptfs-reverse"
-	}
-	return "gocryptfs"
 }
 
 // backingReadOnly reports whether CIPHERDIR lives on a read-only mount.
@@ -443,13 +379,10 @@ func doMount(e *env, a *argContainer) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	opts := fuseOptions(a, readOnly)
+	opts := mountopts.Build(mountParams(a, readOnly))
 	if r, ok := rn.(interface{ StableAttr() *fs.StableAttr }); ok {
 		// The reverse view shows PLAINDIR's inode number on its root.
 		opts.RootStableAttr = r.StableAttr()
-	}
-	if s, ok := rn.(interface{ SetMountOptions(*fs.Options) }); ok {
-		s.SetMountOptions(opts) // forward mode: file handle support
 	}
 	srv, err := fs.Mount(a.mountpoint, rn, opts)
 	if err != nil {
@@ -538,7 +471,7 @@ func idleMonitor(log *slog.Logger, srv *fuse.Server, rn activityReporter, idle t
 	}
 }
 
-// becomeDaemon finishes daemonizing the mount child (CLI.md 5.2) and tells
+// becomeDaemon finishes daemonizing the mount child (docs/cli.md 5.2) and tells
 // the waiting parent that the mount is ready.
 func becomeDaemon(e *env, a *argContainer) {
 	if err := os.Chdir("/"); err != nil {
@@ -600,7 +533,7 @@ func redirectStdoutToLogger(log *slog.Logger) {
 	redirectFd("/dev/null", unix.O_WRONLY, 2)
 }
 
-// forkChild daemonizes (CLI.md 5.2): it re-executes this binary with
+// forkChild daemonizes (docs/cli.md 5.2): it re-executes this binary with
 // "-fg -notifypid=<our pid>" prepended and waits until the child either
 // signals SIGUSR1 (mounted: exit 0) or exits (its exit code is ours).
 func forkChild(e *env) error {

@@ -11,7 +11,7 @@ import (
 	"gocryptfs/internal/tlog"
 )
 
-// changePassword implements -passwd (CLI.md 6.6, FORMAT.md 2.8): unlock the
+// changePassword implements -passwd (docs/cli.md 6.6, docs/format.md 2.8): unlock the
 // master key with the old password (or -masterkey/-zerokey) and re-wrap it
 // with a new password read from stdin or the terminal.
 func changePassword(e *env, a *argContainer) error {

@@ -11,7 +11,7 @@ import (
 // Creator of new configs.
 func programVersion() string { return buildinfo.Version() }
 
-// versionLine is the -version output (CLI.md 6.4) without the newline.
+// versionLine is the -version output (docs/cli.md 6.4) without the newline.
 func versionLine() string {
 	v := programVersion()
 	if !stupidgcm.Available {

@@ -14,7 +14,7 @@ import (
 
 // dumpMasterKey unlocks the config at path with a password read from stdin
 // (one line) or the terminal, or with the FIDO2 token at fido2Device, and
-// prints the master key as 64 lower-case hex digits (CLI.md 9).
+// prints the master key as 64 lower-case hex digits (docs/cli.md 9).
 func dumpMasterKey(path, fido2Device string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cf, err := configfile.Load(path)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"gocryptfs/internal/cryptocore"
 )
 
-// algo describes the block layout of a content cipher (FORMAT.md 4.3).
+// algo describes the block layout of a content cipher (docs/format.md 4.3).
 // Nothing is decrypted, so only the sizes matter.
 type algo struct {
 	name     string
@@ -34,7 +34,7 @@ func algoFor(o options) algo {
 }
 
 // inspect prints the header and the nonce, tag, offset and length of every
-// block of the ciphertext file at path (CLI.md 9). Holes show up with
+// block of the ciphertext file at path (docs/cli.md 9). Holes show up with
 // all-zero IV and tag.
 func inspect(path string, a algo, stdout, stderr io.Writer) int {
 	f, err := os.Open(path)

@@ -1,4 +1,4 @@
-// Command gocryptfs-xray is the companion tool of gocryptfs (CLI.md section
+// Command gocryptfs-xray is the companion tool of gocryptfs (docs/cli.md section
 // 9). It inspects the block structure of a ciphertext file without any key,
 // prints the master key of a config file after asking for the password
 // (-dumpmasterkey), and translates paths through the control socket of a
@@ -18,7 +18,7 @@ import (
 	"gocryptfs/internal/buildinfo"
 )
 
-// Exit codes (CLI.md section 7).
+// Exit codes (docs/cli.md section 7).
 const (
 	exitOK         = 0
 	exitUsage      = 1

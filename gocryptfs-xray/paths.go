@@ -17,7 +17,7 @@ const dialTimeout = 10 * time.Second
 // NUL with sep0; a last item without separator counts too) to the control
 // socket at sockPath and prints each result followed by the separator.
 // Failed items print an error line on stderr and nothing on stdout;
-// warnings go to stderr too. It returns 1 if any item failed (CLI.md 9).
+// warnings go to stderr too. It returns 1 if any item failed (docs/cli.md 9).
 func transformPaths(sockPath string, encrypt, sep0 bool, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, err := ctlsock.Dial(sockPath, dialTimeout)
 	if err != nil {

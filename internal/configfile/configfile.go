@@ -1,6 +1,6 @@
 // Package configfile reads, validates, creates and writes the gocryptfs
 // configuration file (`gocryptfs.conf`, or `.gocryptfs.reverse.conf` in
-// reverse mode) described in FORMAT.md section 2, and wraps/unwraps the
+// reverse mode) described in docs/format.md section 2, and wraps/unwraps the
 // master key it stores.
 //
 // The package does no logging and keeps no global state. Errors are
@@ -17,7 +17,7 @@ import (
 	"gocryptfs/internal/cryptocore"
 )
 
-// File names and format constants (FORMAT.md sections 2 and 11).
+// File names and format constants (docs/format.md sections 2 and 11).
 const (
 	// ConfDefaultName is the config file name inside CIPHERDIR (forward mode).
 	ConfDefaultName = "gocryptfs.conf"
@@ -36,7 +36,7 @@ const (
 	ConfFileMode = 0o400
 )
 
-// scrypt parameters (FORMAT.md 2.4).
+// scrypt parameters (docs/format.md 2.4).
 const (
 	// ScryptDefaultLogN is log2(N) used by -init when -scryptn is not given.
 	ScryptDefaultLogN = 16
@@ -60,7 +60,7 @@ const (
 	ScryptKeyLen = 32
 )
 
-// Long-name threshold limits (FORMAT.md 6.6, CLI.md -longnamemax).
+// Long-name threshold limits (docs/format.md 6.6, docs/cli.md 3.2 -longnamemax).
 const (
 	// DefaultLongNameMax is the hashing threshold when the LongNameMax
 	// flag is absent.
@@ -73,7 +73,7 @@ const (
 	MinLongNameMax = 62
 )
 
-// Master-key wrapping parameters (FORMAT.md 2.5/2.6).
+// Master-key wrapping parameters (docs/format.md 2.5/2.6).
 const (
 	// wrapNonceLen is the wrap nonce length with the HKDF flag.
 	wrapNonceLen = 16
@@ -84,7 +84,7 @@ const (
 // FeatureFlag is one entry of the config's FeatureFlags array.
 type FeatureFlag string
 
-// The eleven feature flags a v2 reader knows (FORMAT.md 2.3). Any other
+// The eleven feature flags a v2 reader knows (docs/format.md 2.3). Any other
 // string makes Load fail.
 const (
 	// FlagHKDF: subkeys and the key-wrapping key are derived with HKDF.
@@ -142,7 +142,7 @@ func (f FeatureFlag) Known() bool {
 }
 
 // ScryptParams are the scrypt parameters of the password hash
-// (FORMAT.md 2.4). The field order is the JSON key order.
+// (docs/format.md 2.4). The field order is the JSON key order.
 type ScryptParams struct {
 	// Salt is the scrypt salt (std base64 in JSON), 32 random bytes.
 	Salt []byte
@@ -166,7 +166,7 @@ func (s *ScryptParams) LogN() int {
 }
 
 // FIDO2Params is the FIDO2 object of a config with the FIDO2 flag
-// (FORMAT.md 2.7).
+// (docs/format.md 2.7).
 type FIDO2Params struct {
 	// CredentialID is the credential id returned by fido2-cred.
 	CredentialID []byte
@@ -178,7 +178,7 @@ type FIDO2Params struct {
 }
 
 // ConfFile is the content of a config file. The exported fields are the
-// JSON fields, in the order the reference writes them (FORMAT.md 2.2).
+// JSON fields, in the order the reference writes them (docs/format.md 2.2).
 //
 // A ConfFile returned by Load, Parse or Create has passed validation.
 // Callers that modify the fields directly are responsible for keeping it
@@ -186,7 +186,7 @@ type FIDO2Params struct {
 type ConfFile struct {
 	// Creator names the program that created the file; never interpreted.
 	Creator string `json:"Creator"`
-	// EncryptedKey is nonce ‖ AES-256-GCM(KEK, MK) ‖ tag (FORMAT.md 2.6).
+	// EncryptedKey is nonce ‖ AES-256-GCM(KEK, MK) ‖ tag (docs/format.md 2.6).
 	EncryptedKey []byte `json:"EncryptedKey"`
 	// ScryptObject holds the password-hash parameters.
 	ScryptObject ScryptParams `json:"ScryptObject"`
@@ -241,7 +241,7 @@ func (cf *ConfFile) EffectiveLongNameMax() int {
 	return DefaultLongNameMax
 }
 
-// Info returns the five-line summary printed by -info (CLI.md 6.2), each
+// Info returns the five-line summary printed by -info (docs/cli.md 6.2), each
 // line terminated by "\n", labels padded to 19 columns.
 func (cf *ConfFile) Info() string {
 	var b strings.Builder

@@ -7,7 +7,7 @@ import (
 )
 
 // CreateArgs describes a new filesystem's config, mirroring the -init
-// options (CLI.md 3.2).
+// options (docs/cli.md 3.2).
 type CreateArgs struct {
 	// Path is where WriteFile will write the config.
 	Path string
@@ -45,7 +45,7 @@ type CreateArgs struct {
 // WriteFile afterwards. It returns the master key (args.MasterKey itself,
 // or the freshly generated one), which the caller should wipe after use.
 //
-// Feature flags are written in the reference's order (FORMAT.md 2.3):
+// Feature flags are written in the reference's order (docs/format.md 2.3):
 // HKDF; XChaCha20Poly1305 or else GCMIV128; then PlaintextNames, or DirIV
 // (unless DeterministicNames), LongNameMax (if ≠ 255), EMENames,
 // LongNames, Raw64; then AESSIV; then FIDO2.

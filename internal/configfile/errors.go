@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Errors returned by this package. Suggested exit codes (CLI.md 7) are
+// Errors returned by this package. Suggested exit codes (docs/cli.md 7) are
 // given for the command line's benefit; this package does not exit.
 var (
 	// ErrWrongPassword: the wrapped master key failed authentication, i.e.
@@ -25,7 +25,7 @@ var (
 	ErrMalformed = errors.New("malformed config file")
 
 	// ErrInvalid matches every *ValidationError: the JSON parsed but the
-	// config is refused by the rules of FORMAT.md 2.3/2.4 (exit 27).
+	// config is refused by the rules of docs/format.md 2.3/2.4 (exit 27).
 	ErrInvalid = errors.New("invalid config file")
 
 	// ErrTooOld matches the *ValidationError for rule 7 (AES-GCM without
@@ -43,7 +43,7 @@ var (
 )
 
 // Validation rule numbers carried by ValidationError.Rule. 1..9 are the
-// rules of FORMAT.md 2.3 (rule 2 covers the scrypt limits of 2.4).
+// rules of docs/format.md 2.3 (rule 2 covers the scrypt limits of 2.4).
 const (
 	RuleVersion           = 1  // Version must be 2
 	RuleScrypt            = 2  // scrypt limits

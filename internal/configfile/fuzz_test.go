@@ -17,14 +17,15 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(""))
 	f.Add([]byte("{}"))
 	f.Add([]byte(`{"Version":2,"FeatureFlags":["FIDO2","HKDF","GCMIV128"],"FIDO2":{"CredentialID":"AA==","HMACSalt":"AA==","AssertOptions":null},"LongNameMax":7}`))
-	if vd, err := testutil.VectorsPath(); err == nil {
-		vectors, _ := filepath.Glob(filepath.Join(vd, "*", "*.conf"))
-		hidden, _ := filepath.Glob(filepath.Join(vd, "*", ".*.conf"))
-		for _, p := range append(vectors, hidden...) {
-			if b, err := os.ReadFile(p); err == nil {
-				f.Add(b)
-			}
+	vd := testutil.VectorsDir(f)
+	vectors, _ := filepath.Glob(filepath.Join(vd, "*", "*.conf"))
+	hidden, _ := filepath.Glob(filepath.Join(vd, "*", ".*.conf"))
+	for _, p := range append(vectors, hidden...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
 		}
+		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cf, err := Parse(data)

@@ -11,7 +11,7 @@ import (
 	"gocryptfs/internal/cryptocore"
 )
 
-// DecryptMasterKey unwraps the master key with password (FORMAT.md
+// DecryptMasterKey unwraps the master key with password (docs/format.md
 // 2.4–2.6): scrypt → KEK (HKDF-derived with the HKDF flag, else the scrypt
 // output itself) → AES-256-GCM open with a 16-byte (12 without HKDF) nonce
 // and 8 zero bytes of associated data.
@@ -107,7 +107,7 @@ func (cf *ConfFile) keyWrapAEAD(password []byte, nonceLen int) (cipher.AEAD, err
 	return cipher.NewGCMWithNonceSize(block, nonceLen)
 }
 
-// deriveKEK computes the key-encryption key (FORMAT.md 2.5).
+// deriveKEK computes the key-encryption key (docs/format.md 2.5).
 func (cf *ConfFile) deriveKEK(password []byte) ([]byte, error) {
 	s := &cf.ScryptObject
 	out, err := scrypt.Key(password, s.Salt, s.N, s.R, s.P, s.KeyLen)

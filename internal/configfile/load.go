@@ -52,7 +52,7 @@ func Parse(data []byte) (*ConfFile, error) {
 	return &cf, nil
 }
 
-// Validate checks the rules of FORMAT.md 2.3 in their listed order (rule 2
+// Validate checks the rules of docs/format.md 2.3 in their listed order (rule 2
 // being the scrypt limits of 2.4) and returns the first violation as a
 // *ValidationError.
 //

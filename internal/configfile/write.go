@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Marshal returns the config as the reference writes it (FORMAT.md 2.2):
+// Marshal returns the config as the reference writes it (docs/format.md 2.2):
 // keys in struct order, one TAB per nesting level, `": "` separators,
 // arrays one element per line, and a trailing newline.
 func (cf *ConfFile) Marshal() ([]byte, error) {
@@ -22,7 +22,7 @@ func (cf *ConfFile) Marshal() ([]byte, error) {
 }
 
 // WriteFile validates the config and atomically replaces the file at
-// Path() (FORMAT.md 2.8): it creates `<path>.tmp` exclusively with mode
+// Path() (docs/format.md 2.8): it creates `<path>.tmp` exclusively with mode
 // 0400, writes and fsyncs it (falling back to a global sync(2) when the
 // filesystem does not support fsync), and renames it over `<path>`.
 //

@@ -1,4 +1,4 @@
-// Package contentenc implements the gocryptfs file-content format (FORMAT.md
+// Package contentenc implements the gocryptfs file-content format (docs/format.md
 // section 4) as pure computation on byte slices: the 18-byte file header,
 // the size mapping between plaintext and ciphertext files, block arithmetic
 // for random access, and sealing/opening of 4096-byte blocks with the
@@ -186,7 +186,7 @@ func (ce *ContentEnc) EncryptBlock(dst, plain []byte, blockNo uint64, fileID []b
 }
 
 // EncryptBlockNonce is EncryptBlock with a caller-chosen nonce, for reverse
-// mode, where nonces are derived from the path (FORMAT.md 9.4). nonce must
+// mode, where nonces are derived from the path (docs/format.md 9.4). nonce must
 // be NonceSize() bytes and must never be reused with other plaintext under a
 // nondeterministic cipher; it must not be all zero either, or the block
 // would be rejected on reading.
@@ -260,7 +260,7 @@ func (ce *ContentEnc) open(dst, cblock []byte, blockNo uint64, fileID []byte, s 
 }
 
 // DeriveBlockNonce appends the reverse-mode nonce of block blockNo to dst
-// (FORMAT.md 9.1): block0IV with bytes 8..15, read as a big-endian uint64,
+// (docs/format.md 9.1): block0IV with bytes 8..15, read as a big-endian uint64,
 // increased by blockNo modulo 2^64; all other bytes unchanged. block0IV must
 // be at least 16 bytes (pathiv(path, "BLOCK0IV") is exactly 16).
 func DeriveBlockNonce(dst, block0IV []byte, blockNo uint64) []byte {

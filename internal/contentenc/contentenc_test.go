@@ -65,7 +65,7 @@ func TestRoundTripAllLengths(t *testing.T) {
 }
 
 // A small in-memory file built only from this package's API, following
-// FORMAT.md 4.7: random writes at random offsets must read back like a plain
+// docs/format.md 4.7: random writes at random offsets must read back like a plain
 // byte slice, and the ciphertext size must always map to the plaintext
 // size. This checks that the API is enough for package contentio.
 type memFile struct {
@@ -194,7 +194,7 @@ func TestRandomWritesModel(t *testing.T) {
 				f.write(mrand.Uint64N(3*DefaultBS+1), src[:n])
 				f.check()
 			}
-			// FORMAT.md 4.7: one byte at offset 9000 of an empty file.
+			// docs/format.md 4.7: one byte at offset 9000 of an empty file.
 			f := &memFile{t: t, ce: ce}
 			f.write(9000, []byte{'x'})
 			f.check()
@@ -288,7 +288,7 @@ func TestTamperingDetected(t *testing.T) {
 			if !errors.Is(err, ErrCorruptBlock) {
 				t.Fatalf("short file ID: not detected (%v)", err)
 			}
-			// Known limit (FORMAT.md 4.8): a cut at a block boundary is
+			// Known limit (docs/format.md 4.8): a cut at a block boundary is
 			// not detected.
 			if pt, err := ce.DecryptBlocks(nil, body[:cbs], 0, h.ID[:]); err != nil || !bytes.Equal(pt, plain[:DefaultBS]) {
 				t.Fatalf("cut at block boundary: %v", err)

@@ -12,7 +12,7 @@ import (
 
 const (
 	// CurrentVersion is the only file-header version this format has
-	// (FORMAT.md 4.2). It is the same number as the config file version.
+	// (docs/format.md 4.2). It is the same number as the config file version.
 	CurrentVersion = 2
 	// FileIDLen is the length of the random per-file ID stored in the
 	// header and mixed into every block's associated data.

@@ -25,7 +25,7 @@ func newCE(t testing.TB, c cryptocore.ContentCipher, mkHex string, hkdf bool) *C
 	return ce
 }
 
-// pathIV is FORMAT.md 9.1's pathiv, for building reverse-mode inputs (the
+// pathIV is docs/format.md 9.1's pathiv, for building reverse-mode inputs (the
 // real implementation belongs to the reverse frontend).
 func pathIV(path, purpose string) []byte {
 	h := sha256.Sum256([]byte(path + "\x00" + purpose))

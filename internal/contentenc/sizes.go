@@ -43,7 +43,7 @@ func (p SizeProblem) String() string {
 }
 
 // PlainSizeToCipherSize maps a plaintext file size to the size of its
-// ciphertext file (FORMAT.md 4.5): 0 stays 0, otherwise header plus one
+// ciphertext file (docs/format.md 4.5): 0 stays 0, otherwise header plus one
 // ciphertext block per started plaintext block. For p ≤ math.MaxInt64 the
 // result does not overflow.
 func (ce *ContentEnc) PlainSizeToCipherSize(p uint64) uint64 {
@@ -58,7 +58,7 @@ func (ce *ContentEnc) PlainSizeToCipherSize(p uint64) uint64 {
 }
 
 // CipherSizeToPlainSize maps a ciphertext file size to the plaintext size
-// shown by stat (FORMAT.md 4.5). Sizes no writer produces still map to a
+// shown by stat (docs/format.md 4.5). Sizes no writer produces still map to a
 // number (see CipherSizeToPlainSizeCheck for how, and for detecting them).
 func (ce *ContentEnc) CipherSizeToPlainSize(c uint64) uint64 {
 	p, _ := ce.CipherSizeToPlainSizeCheck(c)
@@ -188,7 +188,7 @@ func (ce *ContentEnc) CipherOffToBlockNo(off uint64) uint64 {
 
 // CipherRange returns the ciphertext byte range [cOff, cOff+cLen) that holds
 // the whole blocks touched by the plaintext range [offset, offset+length):
-// what a reader has to fetch before decrypting (FORMAT.md 4.6). The range
+// what a reader has to fetch before decrypting (docs/format.md 4.6). The range
 // may extend past the end of the file; a short read there is normal.
 func (ce *ContentEnc) CipherRange(offset, length uint64) (cOff, cLen uint64) {
 	first, count := BlockRange(offset, length)
@@ -196,7 +196,7 @@ func (ce *ContentEnc) CipherRange(offset, length uint64) (cOff, cLen uint64) {
 }
 
 // MergeBlocks overlays newData onto the plaintext block oldPlain at
-// offsetInBlock, for a read-modify-write of a partial block (FORMAT.md 4.7).
+// offsetInBlock, for a read-modify-write of a partial block (docs/format.md 4.7).
 // The result is max(len(oldPlain), offsetInBlock+len(newData)) bytes long; a
 // gap between the old end and offsetInBlock is filled with zeros. Like
 // append, it reuses oldPlain's storage when its capacity suffices, so

@@ -10,7 +10,7 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// FORMAT.md 4.5 worked examples, plaintext → ciphertext, both directions.
+// docs/format.md 4.5 worked examples, plaintext → ciphertext, both directions.
 func TestSizeMappingTable(t *testing.T) {
 	table := []struct{ plain, gcm, xchacha uint64 }{
 		{0, 0, 0},
@@ -45,7 +45,7 @@ func TestSizeMappingTable(t *testing.T) {
 	}
 }
 
-// FORMAT.md 4.5 reverse-direction examples and the corrupt sizes.
+// docs/format.md 4.5 reverse-direction examples and the corrupt sizes.
 func TestCipherSizeToPlainSizeCorrupt(t *testing.T) {
 	gcm := newCE(t, cryptocore.AESGCM, testutil.MasterKeyHex, true)
 	xc := newCE(t, cryptocore.XChaCha20Poly1305, testutil.MasterKeyHex, true)

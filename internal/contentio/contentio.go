@@ -1,6 +1,6 @@
 // Package contentio reads and writes the encrypted contents of one regular
 // file through a file descriptor of its backing (ciphertext) file, following
-// FORMAT.md section 4: the 18-byte header, independently encrypted 4 KiB
+// docs/format.md section 4: the 18-byte header, independently encrypted 4 KiB
 // blocks, holes, and the reference's write, truncate and extend rules.
 //
 // It knows nothing about FUSE: the forward frontend wraps every open file in

@@ -105,7 +105,7 @@ func (f *File) Ino() uint64 {
 	return f.ino
 }
 
-// Size returns the plaintext size (FORMAT.md 4.5) computed from the size of
+// Size returns the plaintext size (docs/format.md 4.5) computed from the size of
 // the backing file. A backing file of 1..17 bytes has size 0; a last block
 // of only 1..overhead bytes counts as one plaintext byte (reading it fails).
 // Both are logged once per inode.

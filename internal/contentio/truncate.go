@@ -9,7 +9,7 @@ import (
 	"gocryptfs/internal/contentenc"
 )
 
-// Truncate sets the plaintext size to size (FORMAT.md 4.7):
+// Truncate sets the plaintext size to size (docs/format.md 4.7):
 //
 //   - to 0: the backing file is truncated to 0 bytes, dropping the header,
 //     so the next write draws a new file ID;

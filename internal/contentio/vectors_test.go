@@ -16,7 +16,7 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// TestTV7 reads ciphertext written by the reference (FORMAT.md TV-7).
+// TestTV7 reads ciphertext written by the reference (docs/format.md TV-7).
 func TestTV7(t *testing.T) {
 	ce := newCE(t, cryptocore.AESGCM)
 	tests := []struct {
@@ -55,7 +55,7 @@ func TestTV7(t *testing.T) {
 	}
 }
 
-// TestTV8Holes reproduces the hole files of FORMAT.md TV-8: sizes and
+// TestTV8Holes reproduces the hole files of docs/format.md TV-8: sizes and
 // which ciphertext blocks are all-zero holes.
 func TestTV8Holes(t *testing.T) {
 	type op func(f *File) error
@@ -149,7 +149,7 @@ func pattern(n int, seed byte) []byte {
 	return b
 }
 
-// TestTV15Corruption covers the corruption cases of FORMAT.md 4.8 / TV-15.
+// TestTV15Corruption covers the corruption cases of docs/format.md 4.8 / TV-15.
 func TestTV15Corruption(t *testing.T) {
 	ce := newCE(t, cryptocore.AESGCM)
 	cbs := int64(ce.CipherBS())
@@ -366,7 +366,7 @@ func TestWriteOverCorruption(t *testing.T) {
 	}
 }
 
-// TestHeaderOnly checks FORMAT.md 4.1: an 18-byte file is empty and the
+// TestHeaderOnly checks docs/format.md 4.1: an 18-byte file is empty and the
 // next write replaces the header.
 func TestHeaderOnly(t *testing.T) {
 	for _, c := range allCiphers {

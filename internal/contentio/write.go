@@ -14,7 +14,7 @@ import (
 var zeroBlock [bs]byte
 
 // WriteAt writes data at plaintext offset off, implementing io.WriterAt,
-// with the reference's semantics (FORMAT.md 4.7):
+// with the reference's semantics (docs/format.md 4.7):
 //
 //   - the first write into an empty backing file (or one holding only a
 //     header, or a truncated header of 1..17 bytes) writes a fresh random

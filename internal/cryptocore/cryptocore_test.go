@@ -8,7 +8,7 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// TV-3 of FORMAT.md.
+// TV-3 of docs/format.md.
 func TestDerivedKeysTV3(t *testing.T) {
 	mk := testutil.MasterKey()
 	cases := []struct {

@@ -14,7 +14,7 @@ import (
 var ErrSIVAuth = errors.New("cipher: message authentication failed")
 
 // sivAEAD is RFC 5297 AES-SIV adapted to cipher.AEAD the way gocryptfs uses
-// it (FORMAT.md 5): the S2V vector is [ad, nonce, plaintext] and the output
+// it (docs/format.md 5): the S2V vector is [ad, nonce, plaintext] and the output
 // is SIV ‖ C. Both AES key schedules and the CMAC constants are computed
 // once; per-call state lives in pooled scratch space, so Seal and Open do
 // not allocate. Safe for concurrent use.

@@ -79,7 +79,7 @@ func TestSIVMatchesJacobsa(t *testing.T) {
 	}
 }
 
-// TV-10 of FORMAT.md: hello.txt of the -aessiv filesystem.
+// TV-10 of docs/format.md: hello.txt of the -aessiv filesystem.
 func TestSIVTV10(t *testing.T) {
 	mk := testutil.MasterKey()
 	key, err := ContentKey(mk, AESSIV, true)

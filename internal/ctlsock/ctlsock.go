@@ -1,4 +1,4 @@
-// Package ctlsock implements the control socket of CLI.md section 8: a Unix
+// Package ctlsock implements the control socket of docs/cli.md section 8: a Unix
 // stream socket on which a running mount translates paths between their
 // plaintext and ciphertext forms (used by gocryptfs-xray -encrypt-paths /
 // -decrypt-paths and by scripts).
@@ -63,7 +63,7 @@ type Response struct {
 	WarnText string
 }
 
-// Error texts that clients may compare against (CLI.md section 8).
+// Error texts that clients may compare against (docs/cli.md section 8).
 const (
 	// TextAmbiguous: both EncryptPath and DecryptPath were given.
 	TextAmbiguous = "Ambiguous"

@@ -105,7 +105,7 @@ func TestResponseFieldOrder(t *testing.T) {
 }
 
 // tv4Root builds the directory structure of the TV-4 filesystem of
-// FORMAT.md (root and dir1 IVs) and returns a forward RootNode on it.
+// docs/format.md (root and dir1 IVs) and returns a forward RootNode on it.
 func tv4Root(t *testing.T) *fusefrontend.RootNode {
 	t.Helper()
 	core := coretest.New(t, coretest.Options{HKDF: true, Names: nametransform.Options{Raw64: true}})
@@ -117,7 +117,7 @@ func tv4Root(t *testing.T) *fusefrontend.RootNode {
 	return rn
 }
 
-// TestServerTV4 replays the exchanges observed with the reference (CLI.md
+// TestServerTV4 replays the exchanges observed with the reference (docs/cli.md
 // section 8) byte for byte over a real socket.
 func TestServerTV4(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "ctl.sock")

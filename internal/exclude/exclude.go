@@ -1,5 +1,5 @@
 // Package exclude decides which plaintext paths a reverse mount hides
-// (-exclude, -exclude-wildcard and -exclude-from, CLI.md section 3.3).
+// (-exclude, -exclude-wildcard and -exclude-from, docs/cli.md section 3.3).
 //
 // -exclude names literal paths relative to the plaintext root: the path
 // itself and everything below it are excluded. -exclude-wildcard patterns

@@ -1,4 +1,4 @@
-// Package exitcodes defines the process exit codes of gocryptfs (CLI.md
+// Package exitcodes defines the process exit codes of gocryptfs (docs/cli.md
 // section 7) and an error type that carries one, so that code below main can
 // decide the exit code while only main calls os.Exit.
 package exitcodes
@@ -8,7 +8,7 @@ import (
 	"fmt"
 )
 
-// Exit codes of CLI.md section 7. Their numeric values are part of the
+// Exit codes of docs/cli.md section 7. Their numeric values are part of the
 // command-line contract (scripts test them), so they must never change.
 const (
 	// Success is returned after a clean run, also after an external unmount.

@@ -1,5 +1,5 @@
 // Package fido2 obtains a FIDO2 hmac-secret from a security token with the
-// command-line tools of libfido2 (FORMAT.md 2.7, CLI.md sections 3 and 4).
+// command-line tools of libfido2 (docs/format.md 2.7, docs/cli.md sections 3 and 4).
 // Register creates a credential with `fido2-cred -M -h DEVICE` when a
 // filesystem is created, and Secret runs `fido2-assert -G -h [-t OPT]...
 // DEVICE` to get the 32+ byte secret that replaces the password as scrypt

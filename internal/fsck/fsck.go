@@ -1,5 +1,5 @@
 // Package fsck checks a forward-mode CIPHERDIR for damage without mounting
-// it (CLI.md section 6.5): it walks the ciphertext tree directly with the
+// it (docs/cli.md section 6.5): it walks the ciphertext tree directly with the
 // core packages (nametransform for names, symlink targets and xattrs,
 // contentio for file contents) and reports every entry that a mount could
 // not show or read.
@@ -180,7 +180,7 @@ func Check(ctx context.Context, opts Options) (Result, error) {
 	return c.res, nil
 }
 
-// Side files of the config in the root (FORMAT.md 2.8). With encrypted
+// Side files of the config in the root (docs/format.md 2.8). With encrypted
 // names they can never be entries, so they are not reported as corrupt.
 const (
 	confTmpName = nametransform.ConfDefaultName + ".tmp"

@@ -33,27 +33,22 @@ const (
 )
 
 // AtimeFromOptions returns the policy selected by kernel mount options as
-// given with -ko (the last of noatime, relatime and strictatime wins) and
-// the options to pass on to the kernel: relatime and strictatime are
-// removed, since fusermount3 refuses them and they would mean nothing to
-// the FUSE mount itself; noatime stays so that mount(8) shows it.
-func AtimeFromOptions(opts []string) (Atime, []string) {
+// given with -ko: the last of noatime, relatime and strictatime wins.
+// (Package mountopts does not pass relatime and strictatime on to
+// fusermount3, which refuses them.)
+func AtimeFromOptions(opts []string) Atime {
 	a := AtimeRelatime
-	rest := make([]string, 0, len(opts))
 	for _, o := range opts {
 		switch o {
 		case "noatime":
 			a = AtimeNoatime
 		case "relatime":
 			a = AtimeRelatime
-			continue
 		case "strictatime":
 			a = AtimeStrict
-			continue
 		}
-		rest = append(rest, o)
 	}
-	return a, rest
+	return a
 }
 
 // noatimeFlag returns O_NOATIME when the policy is noatime.

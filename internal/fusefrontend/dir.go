@@ -121,19 +121,6 @@ func (rn *RootNode) deleteLongName(e *entry) {
 	}
 }
 
-// chownNew gives a new entry to the calling user when running as root with
-// AllowOther. It is done before any chmod, because chown clears set-id
-// bits.
-func (rn *RootNode) chownNew(ctx context.Context, dirfd int, cName string) {
-	uid, gid, ok := rn.callerOwner(ctx)
-	if !ok {
-		return
-	}
-	if err := syscallcompat.Fchownat(dirfd, cName, uid, gid); err != nil {
-		rn.log.Warn("could not chown new entry to caller", "name", cName, "uid", uid, "gid", gid, "err", err)
-	}
-}
-
 // needsChmod reports whether the process umask may have cut bits of mode
 // when creating a backing entry, so that it must be set explicitly.
 func (rn *RootNode) needsChmod(mode uint32) bool {
@@ -186,37 +173,70 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, err
 	}
 	defer e.close()
-	undo, err := rn.writeLongName(e)
-	if err != nil {
+	// In a directory with a default ACL the backing filesystem derives
+	// the mode and ACLs from the requested mode, so it is created with
+	// exactly that mode and never chmodded (the caller must then be able
+	// to write the IV file into it).
+	mode, inherit := rn.modeFor(ctx, e.dirfd, mode&0o7777)
+	useIV := rn.nt.UsesDirIV()
+	perm := mode
+	if useIV && !inherit {
+		perm |= 0o700 // the IV file must be written into it
+	}
+	// The directory and its IV file are created as the caller, so both
+	// are owned by the caller and get the group the kernel picks.
+	fd := -1
+	var undo func()
+	created := false
+	err = rn.asCaller(ctx, func() error {
+		var err error
+		if undo, err = rn.writeLongName(e); err != nil {
+			return err
+		}
+		if err := syscallcompat.Mkdirat(e.dirfd, e.cName, perm); err != nil {
+			undo()
+			return err
+		}
+		created = true
+		if !useIV {
+			return nil
+		}
+		if fd, err = syscallcompat.OpenDirAt(e.dirfd, e.cName); err != nil {
+			return err
+		}
+		// WriteDirIVAt removes a partial file itself.
+		_, err = nametransform.WriteDirIVAt(fd)
+		return err
+	})
+	if fd >= 0 {
+		defer syscallcompat.Close(fd)
+	}
+	fail := func(err error) (*fs.Inode, error) {
+		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err2 != nil {
+			rn.log.Warn("mkdir: could not remove directory after failure", "name", e.cName, "err", err2)
+		}
+		undo()
 		return nil, err
 	}
-	mode, inherit := rn.modeFor(ctx, e.dirfd, mode&0o7777)
-	if !rn.nt.UsesDirIV() {
-		if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode); err != nil {
-			undo()
-			return nil, err
-		}
-		rn.chownNew(ctx, e.dirfd, e.cName)
+	switch {
+	case err != nil && !created:
+		return nil, err
+	case err != nil:
+		return fail(err)
+	case !useIV:
 		if !inherit && rn.needsChmod(mode) {
-			if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode); err != nil {
+			var st unix.Stat_t
+			err := syscallcompat.Fstatat(e.dirfd, e.cName, &st)
+			if err == nil {
+				// Keep an inherited set-group-ID bit (see below).
+				err = syscallcompat.Fchmodat(e.dirfd, e.cName, mode|st.Mode&syscall.S_ISGID)
+			}
+			if err != nil {
 				rn.log.Warn("mkdir: chmod failed", "err", err)
 			}
 		}
 		return n.finishCreate(ctx, e, out)
 	}
-	if inherit {
-		return n.mkdirInherit(ctx, e, mode, undo, out)
-	}
-	if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode|0o700); err != nil {
-		undo()
-		return nil, err
-	}
-	fail := rn.mkdirFail(e, undo)
-	fd, err := openNewDirIV(e)
-	if err != nil {
-		return fail(err)
-	}
-	defer syscallcompat.Close(fd)
 	// failIV undoes the mkdir once the IV file exists: the directory
 	// cannot be removed while it holds it.
 	failIV := func(err error) (*fs.Inode, error) {
@@ -225,7 +245,6 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		}
 		return fail(err)
 	}
-	rn.chownNewDir(ctx, fd)
 	var st unix.Stat_t
 	if err := syscallcompat.Fstat(fd, &st); err != nil {
 		return failIV(err)
@@ -233,87 +252,16 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if err := rn.inject("mkdir-chmod"); err != nil {
 		return failIV(err)
 	}
+	if inherit {
+		return n.finishCreate(ctx, e, out)
+	}
+	// As the daemon, not the caller: a directory created in a
+	// set-group-ID directory keeps the inherited bit even when the caller
+	// is not a member of the group, as on a local filesystem, and a chmod
+	// by a non-member would drop it.
 	if err := syscallcompat.Fchmod(fd, mode|st.Mode&syscall.S_ISGID); err != nil {
 		return failIV(err)
 	}
-	return n.finishCreate(ctx, e, out)
-}
-
-// mkdirFail returns the failure path of mkdir before the IV file exists:
-// remove the new backing directory and its long-name file.
-func (rn *RootNode) mkdirFail(e *entry, undo func()) func(error) (*fs.Inode, error) {
-	return func(err error) (*fs.Inode, error) {
-		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err2 != nil {
-			rn.log.Warn("mkdir: could not remove directory after failure", "name", e.cName, "err", err2)
-		}
-		undo()
-		return nil, err
-	}
-}
-
-// openNewDirIV opens the new backing directory e and writes its IV file
-// (WriteDirIVAt removes a partial file itself). The caller closes fd.
-func openNewDirIV(e *entry) (int, error) {
-	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
-	if err != nil {
-		return -1, err
-	}
-	if _, err := nametransform.WriteDirIVAt(fd); err != nil {
-		syscallcompat.Close(fd)
-		return -1, err
-	}
-	return fd, nil
-}
-
-// chownNewDir gives a new backing directory fd and its IV file to the
-// caller (root with AllowOther), so that the owner can remove it later.
-func (rn *RootNode) chownNewDir(ctx context.Context, fd int) {
-	uid, gid, ok := rn.callerOwner(ctx)
-	if !ok {
-		return
-	}
-	if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
-		rn.log.Warn("mkdir: could not chown to caller", "err", err)
-	}
-	if err := syscallcompat.Fchownat(fd, nametransform.DirIVFilename, uid, gid); err != nil {
-		rn.log.Warn("mkdir: could not chown diriv to caller", "err", err)
-	}
-}
-
-// mkdirInherit is mkdir in a directory with a default ACL: the backing
-// directory is created with exactly the requested mode, from which the
-// backing filesystem derives its mode and ACLs (a chmod would override
-// them). If the owner cannot write the IV file into it, owner rwx is
-// added for that moment (restoring the mode restores the ACL mask).
-func (n *Node) mkdirInherit(ctx context.Context, e *entry, mode uint32, undo func(), out *fuse.EntryOut) (*fs.Inode, error) {
-	rn := n.rn
-	if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode); err != nil {
-		undo()
-		return nil, err
-	}
-	fail := rn.mkdirFail(e, undo)
-	var st unix.Stat_t
-	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
-		return fail(err)
-	}
-	perm := st.Mode & 0o7777
-	widen := !rn.asRoot && perm&0o700 != 0o700
-	if widen {
-		if err := syscallcompat.Fchmodat(e.dirfd, e.cName, perm|0o700); err != nil {
-			return fail(err)
-		}
-	}
-	fd, err := openNewDirIV(e)
-	if err != nil {
-		return fail(err)
-	}
-	defer syscallcompat.Close(fd)
-	if widen {
-		if err := syscallcompat.Fchmod(fd, perm); err != nil {
-			rn.log.Warn("mkdir: could not restore the mode", "name", e.cName, "err", err)
-		}
-	}
-	rn.chownNewDir(ctx, fd)
 	return n.finishCreate(ctx, e, out)
 }
 
@@ -586,15 +534,20 @@ func (n *Node) symlink(ctx context.Context, target, name string, out *fuse.Entry
 			return nil, err
 		}
 	}
-	undo, err := rn.writeLongName(e)
+	err = rn.asCaller(ctx, func() error {
+		undo, err := rn.writeLongName(e)
+		if err != nil {
+			return err
+		}
+		if err := syscallcompat.Symlinkat(cTarget, e.dirfd, e.cName); err != nil {
+			undo()
+			return err
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := syscallcompat.Symlinkat(cTarget, e.dirfd, e.cName); err != nil {
-		undo()
-		return nil, err
-	}
-	rn.chownNew(ctx, e.dirfd, e.cName)
 	return n.finishCreate(ctx, e, out)
 }
 
@@ -701,21 +654,28 @@ func (n *Node) mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 		return nil, err
 	}
 	defer e.close()
-	undo, err := rn.writeLongName(e)
-	if err != nil {
-		return nil, err
-	}
 	perm, inherit := rn.modeFor(ctx, e.dirfd, mode&0o7777)
 	mode = mode&syscall.S_IFMT | perm
-	if err := syscallcompat.Mknodat(e.dirfd, e.cName, mode, uint64(dev)); err != nil {
-		undo()
-		return nil, err
-	}
-	rn.chownNew(ctx, e.dirfd, e.cName)
-	if !inherit && rn.needsChmod(mode) {
-		if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode&0o7777); err != nil {
-			rn.log.Warn("mknod: chmod failed", "err", err)
+	err = rn.asCaller(ctx, func() error {
+		undo, err := rn.writeLongName(e)
+		if err != nil {
+			return err
 		}
+		if err := syscallcompat.Mknodat(e.dirfd, e.cName, mode, uint64(dev)); err != nil {
+			undo()
+			return err
+		}
+		// As the caller, so that the kernel drops a set-group-ID bit
+		// that the caller may not set.
+		if !inherit && rn.needsChmod(mode) {
+			if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode&0o7777); err != nil {
+				rn.log.Warn("mknod: chmod failed", "err", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return n.finishCreate(ctx, e, out)
 }

@@ -13,26 +13,12 @@ import (
 
 // File handles (name_to_handle_at/open_by_handle_at, and exporting the
 // mount over NFS): the kernel encodes a handle as the FUSE node ID and
-// generation. With SetMountOptions the node ID is the inode number the
+// generation. The mount options (package mountopts) make the node ID the
+// inode number the
 // mount shows, which is the backing inode number (package inomap), so it
 // stays valid when the kernel forgets the node and across remounts. The
 // kernel then asks for the node by ID alone (LOOKUP of "."): LookupNode
 // finds the entry by searching the tree for that inode number.
-
-// SetMountOptions sets the go-fuse options this package needs besides
-// those listed in the package comment: node IDs taken from the inode
-// numbers and the kernel's export support, for file handles, and with
-// Args.ACL the unmasked creation modes.
-func (rn *RootNode) SetMountOptions(o *fs.Options) {
-	o.ExternalNodeID = true
-	o.RootStableAttr = &fs.StableAttr{Ino: fuse.FUSE_ROOT_ID}
-	o.ExtraCapabilities |= fuse.CAP_EXPORT_SUPPORT
-	if rn.args.ACL {
-		// The umask is applied here, unless a default ACL is
-		// inherited (acl.go).
-		o.ExtraCapabilities |= fuse.CAP_DONT_MASK
-	}
-}
 
 var _ = (fs.NodeLookupNoder)((*RootNode)(nil))
 

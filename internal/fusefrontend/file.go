@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -29,10 +28,9 @@ type file struct {
 
 // openBacking opens the backing regular file cName in dirfd for a
 // plaintext open with flags. Writable opens use O_RDWR (read-modify-write
-// needs to read). If that fails with EACCES on a file we own that lacks
-// owner-read permission (a write-only 0200 file), read permission is added
-// for the duration of the open and removed again, as the reference does.
-// As root the open succeeds without this.
+// needs to read). If that fails with EACCES, the file may be one we own
+// that lacks owner-read permission (a write-only 0200 file): see
+// openWriteOnly. As root the open succeeds without this.
 func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error) {
 	bflags := unix.O_RDONLY
 	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0 {
@@ -48,28 +46,7 @@ func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error)
 	if !errors.Is(err, syscall.EACCES) || bflags&unix.O_ACCMODE != unix.O_RDWR {
 		return fd, err
 	}
-	var st unix.Stat_t
-	if syscallcompat.Fstatat(dirfd, cName, &st) != nil || int(st.Uid) != os.Geteuid() ||
-		st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Mode&0o400 != 0 || st.Mode&0o200 == 0 {
-		return fd, err
-	}
-	orig := st.Mode & 0o7777
-	if syscallcompat.Fchmodat(dirfd, cName, orig|0o400) != nil {
-		return fd, err
-	}
-	fd, err2 := syscallcompat.OpenFileAt(dirfd, cName, bflags)
-	if err2 == nil {
-		err2 = syscallcompat.Fchmod(fd, orig)
-		if err2 != nil {
-			syscallcompat.Close(fd)
-		}
-	} else {
-		syscallcompat.Fchmodat(dirfd, cName, orig)
-	}
-	if err2 != nil {
-		return -1, err2
-	}
-	return fd, nil
+	return rn.openWriteOnly(dirfd, cName, bflags, err)
 }
 
 // newFile wraps a backing fd in a file handle and counts it as open. On
@@ -142,22 +119,6 @@ func (rn *RootNode) releaseFile(f *file) error {
 	return f.cf.Close()
 }
 
-// ownNewFile gives a just created backing file fd to the caller (root
-// with AllowOther) and the requested mode, unless the mode came from an
-// inherited default ACL. chown goes first: it clears set-id bits.
-func (rn *RootNode) ownNewFile(ctx context.Context, op string, fd int, mode uint32, inherit bool) {
-	if uid, gid, ok := rn.callerOwner(ctx); ok {
-		if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
-			rn.log.Warn(op+": could not chown to caller", "err", err)
-		}
-	}
-	if !inherit && rn.needsChmod(mode) {
-		if err := syscallcompat.Fchmod(fd, mode); err != nil {
-			rn.log.Warn(op+": chmod failed", "err", err)
-		}
-	}
-}
-
 // statNewHandle fills out with the attributes of a just opened handle;
 // on error the handle is released.
 func (rn *RootNode) statNewHandle(f *file, out *fuse.EntryOut) (*unix.Stat_t, error) {
@@ -191,31 +152,51 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	defer e.close()
-	undo, err := rn.writeLongName(e)
-	if err != nil {
-		return nil, nil, err
-	}
 	mode, inherit := rn.modeFor(ctx, e.dirfd, mode&0o7777)
 	// Always create exclusively first: only then is it certain that the
-	// entry is new (ours to chown, chmod and, on failure, to drop the
-	// long-name file of), whatever runs concurrently. An existing entry
-	// is opened like any other open, which honours O_TRUNC and never
-	// opens a FIFO or device node that was swapped in.
+	// entry is new (ours to chmod and, on failure, to drop the long-name
+	// file of), whatever runs concurrently. An existing entry is opened
+	// like any other open, which honours O_TRUNC and never opens a FIFO
+	// or device node that was swapped in.
 	bflags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | flags&(unix.O_SYNC|unix.O_DSYNC)
 	existed := false
-	fd, err := syscallcompat.Openat(e.dirfd, e.cName, bflags, mode)
-	if errors.Is(err, syscall.EEXIST) && flags&unix.O_EXCL == 0 {
+	fd := -1
+	var undo func()
+	var openErr error
+	err = rn.asCaller(ctx, func() error {
+		var err error
+		if undo, err = rn.writeLongName(e); err != nil {
+			return err
+		}
+		fd, openErr = syscallcompat.Openat(e.dirfd, e.cName, bflags, mode)
+		if openErr != nil {
+			return openErr
+		}
+		// As the caller, so that the kernel drops a set-group-ID bit
+		// that the caller may not set. Not after inheriting a default
+		// ACL, from which the backing filesystem derived the mode.
+		if !inherit && rn.needsChmod(mode) {
+			return syscallcompat.Fchmod(fd, mode)
+		}
+		return nil
+	})
+	if err != nil && fd >= 0 {
+		// Only the chmod failed: the file is new and ours to remove.
+		syscallcompat.Close(fd)
+		fd = -1
+		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, 0); err2 != nil {
+			rn.log.Warn("create: could not remove the new file after a failure", "name", e.cName, "err", err2)
+		}
+	}
+	if errors.Is(openErr, syscall.EEXIST) && flags&unix.O_EXCL == 0 {
 		existed = true
 		fd, err = rn.openBacking(e.dirfd, e.cName, flags)
 	}
 	if err != nil {
-		if !existed {
+		if !existed && undo != nil {
 			undo()
 		}
 		return nil, nil, err
-	}
-	if !existed {
-		rn.ownNewFile(ctx, "create", fd, mode, inherit)
 	}
 	f, err := rn.newFile(fd, uint32(flags))
 	if err != nil {

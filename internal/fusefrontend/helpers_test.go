@@ -5,13 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
 	"gocryptfs/internal/testutil/coretest"
@@ -29,6 +29,7 @@ type testConfig struct {
 	timeouts       bool // 1 s entry/attr timeouts like a real mount
 	masterKey      []byte
 	noHKDF         bool
+	kernelOptions  string // -ko
 }
 
 // testFS is a mounted filesystem: mnt is the plaintext view, cipher the
@@ -91,22 +92,20 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := &fs.Options{
-		MountOptions: fuse.MountOptions{
-			EnableLocks: true,
-			Debug:       os.Getenv("FUSE_DEBUG") != "",
-			FsName:      cipherDir,
-			Name:        "gocryptfs-test",
-		},
-	}
-	opts.NullPermissions = true
-	rn.SetMountOptions(opts)
+	// The options of the binary (package mountopts). Without cfg.timeouts
+	// the kernel caches nothing, as with -sharedstorage, so that tests may
+	// change CIPHERDIR behind the mount's back.
+	opts := mountopts.Build(mountopts.Params{
+		CipherDir:     cipherDir,
+		ReadOnly:      args.ReadOnly,
+		AllowOther:    args.AllowOther,
+		ACL:           args.ACL,
+		KernelOptions: cfg.kernelOptions,
+		SharedStorage: args.SharedStorage || !cfg.timeouts,
+		Debug:         os.Getenv("FUSE_DEBUG") != "",
+	})
 	if mo != nil {
 		mo(&opts.MountOptions)
-	}
-	if cfg.timeouts {
-		sec := time.Second
-		opts.EntryTimeout, opts.AttrTimeout = &sec, &sec
 	}
 	srv, err := fs.Mount(mnt, rn, opts)
 	if err != nil {

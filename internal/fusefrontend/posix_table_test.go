@@ -24,7 +24,8 @@ type posixCase struct {
 	name string
 	// acl mounts with -acl (POSIX ACLs enabled in the kernel).
 	acl bool
-	// ko are kernel mount options (as given with -ko); the plain side
+	// ko are kernel mount options (as given with -ko; the mount gets
+	// them through package mountopts like the binary); the plain side
 	// gets them on a bind mount of its directory.
 	ko  []string
 	run func(e *posixEnv)
@@ -173,7 +174,7 @@ func (e *posixEnv) write(rel string, data []byte, off int64) {
 func runPosixTable(t *testing.T, cases []posixCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			plain := &posixEnv{t: t, dir: plainDir(t, c.ko), remount: func() {}}
+			plain := &posixEnv{t: t, dir: plainDirWith(t, c.ko), remount: func() {}}
 			c.run(plain)
 			mnt := mountPosixEnv(t, c)
 			c.run(mnt)
@@ -207,9 +208,9 @@ func obsDiff(a, b []string) string {
 	return sb.String()
 }
 
-// plainDir returns a fresh directory on the filesystem of the test's temp
+// plainDirWith returns a fresh directory on the filesystem of the test's temp
 // dir, on a bind mount with the kernel options ko if there are any.
-func plainDir(t *testing.T, ko []string) string {
+func plainDirWith(t *testing.T, ko []string) string {
 	dir := t.TempDir()
 	if len(ko) == 0 {
 		return dir
@@ -245,22 +246,14 @@ func plainDir(t *testing.T, ko []string) string {
 func mountPosixEnv(t *testing.T, c posixCase) *posixEnv {
 	cipherDir := t.TempDir()
 	e := &posixEnv{t: t, mount: true}
-	atime, ko := AtimeFromOptions(c.ko)
-	opts := func(mo *fuse.MountOptions) {
-		mo.Options = append(mo.Options, ko...)
-		if c.acl {
-			mo.EnableAcl = true
-			mo.Options = append(mo.Options, "default_permissions")
-		}
-	}
-	cfg := testConfig{args: Args{Atime: atime, ACL: c.acl}}
-	tf := mountExistingOpts(t, cfg, cipherDir, true, opts)
+	cfg := testConfig{args: Args{Atime: AtimeFromOptions(c.ko), ACL: c.acl}, kernelOptions: strings.Join(c.ko, ",")}
+	tf := mountExistingOpts(t, cfg, cipherDir, true, nil)
 	e.dir = tf.mnt
 	e.remount = func() {
 		if err := tf.srv.Unmount(); err != nil {
 			t.Fatalf("unmount for remount: %v", err)
 		}
-		tf2 := mountExistingOpts(t, cfg, cipherDir, false, opts)
+		tf2 := mountExistingOpts(t, cfg, cipherDir, false, nil)
 		e.dir = tf2.mnt
 	}
 	return e

@@ -19,7 +19,7 @@ var _ = (fs.NodeSetattrer)((*Node)(nil))
 // handle when the kernel passes one (ftruncate, fchmod, futimens also work
 // on unlinked files) or through an open handle of the directory (the
 // kernel sends none for fchmod), else on the backing entry without following
-// symlinks. A size change goes through contentio (FORMAT.md 4.7).
+// symlinks. A size change goes through contentio (docs/format.md 4.7).
 func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) (errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Setattr", &errno)

@@ -95,15 +95,29 @@ func (n *Node) tmpfile(ctx context.Context, flags int, mode uint32, out *fuse.En
 	// read-modify-write. O_EXCL (never linkable) is enforced by the
 	// kernel on our inode; the backing file stays linkable for us.
 	bflags := unix.O_TMPFILE | unix.O_RDWR | flags&(unix.O_SYNC|unix.O_DSYNC)
-	fd, err := syscallcompat.Openat(dfd, ".", bflags, mode)
+	fd := -1
+	// As the caller, like create: the file is owned by the caller and
+	// the kernel drops a set-group-ID bit the caller may not set.
+	err = rn.asCaller(ctx, func() error {
+		var err error
+		if fd, err = syscallcompat.Openat(dfd, ".", bflags, mode); err != nil {
+			return err
+		}
+		if !inherit && rn.needsChmod(mode) {
+			return syscallcompat.Fchmod(fd, mode)
+		}
+		return nil
+	})
 	if err != nil {
+		if fd >= 0 {
+			syscallcompat.Close(fd) // unnamed: gone with the fd
+		}
 		if errors.Is(err, syscall.EISDIR) {
 			// A backing kernel without O_TMPFILE opened the directory.
 			return nil, nil, syscall.EOPNOTSUPP
 		}
 		return nil, nil, err
 	}
-	rn.ownNewFile(ctx, "tmpfile", fd, mode, inherit)
 	f, err := rn.newFile(fd, uint32(flags))
 	if err != nil {
 		return nil, nil, err

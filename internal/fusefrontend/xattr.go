@@ -12,11 +12,19 @@ import (
 	"gocryptfs/internal/syscallcompat"
 )
 
-// Extended attributes (FORMAT.md section 8): names are stored encrypted as
+// Extended attributes (docs/format.md section 8): names are stored encrypted as
 // user.gocryptfs.<...>, values encrypted; the two POSIX ACL names pass
 // through unencrypted. All calls go through an O_PATH handle of the backing
 // entry (via /proc/self/fd), which works for every file type and never
 // follows a symlink.
+//
+// The kernel leaves the permission checks for system.* attributes other
+// than ACLs to the filesystem, and this one stores them as user.
+// attributes. Setting and removing therefore run with the caller's
+// identity (asCaller, a no-op unless root with AllowOther), so the backing
+// filesystem applies its rules for the caller: write permission for the
+// encrypted attributes, ownership (or CAP_FOWNER) for the POSIX ACLs that
+// pass through.
 
 const securityCapability = "security.capability"
 
@@ -101,13 +109,13 @@ func (n *Node) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 		val = rn.nt.EncryptXattrValue(data)
 	}
 	return n.toErrno("Setxattr", n.withPathFd(func(fd int) error {
-		if err := syscallcompat.Fsetxattr(fd, cAttr, val, int(flags)); err != nil {
-			return err
+		err := rn.asCaller(ctx, func() error {
+			return syscallcompat.Fsetxattr(fd, cAttr, val, int(flags))
+		})
+		if err == nil && attr == aclAccess {
+			err = rn.killSgidAfterACL(ctx, fd)
 		}
-		if attr == aclAccess {
-			return rn.killSgidAfterACL(ctx, fd)
-		}
-		return nil
+		return err
 	}))
 }
 
@@ -129,7 +137,9 @@ func (n *Node) Removexattr(ctx context.Context, attr string) (errno syscall.Errn
 		return n.toErrno("Removexattr", err)
 	}
 	return n.toErrno("Removexattr", n.withPathFd(func(fd int) error {
-		return syscallcompat.Fremovexattr(fd, cAttr)
+		return rn.asCaller(ctx, func() error {
+			return syscallcompat.Fremovexattr(fd, cAttr)
+		})
 	}))
 }
 

@@ -18,7 +18,7 @@ import (
 
 // fileHandle is an open plaintext file whose ciphertext the view shows:
 // header ‖ blocks encrypted with nonces derived from the content path
-// (FORMAT.md 9.4). With raw set it is gocryptfs.conf, served unchanged.
+// (docs/format.md 9.4). With raw set it is gocryptfs.conf, served unchanged.
 type fileHandle struct {
 	rn  *RootNode
 	fd  int

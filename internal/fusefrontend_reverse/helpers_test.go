@@ -4,14 +4,13 @@ import (
 	"log/slog"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
-	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/fusefrontend"
+	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
 	"gocryptfs/internal/testutil/coretest"
@@ -55,20 +54,17 @@ func (m *mounted) path(p string) string {
 // serve mounts root on a fresh temp dir and unmounts it in t.Cleanup
 // (cleanups run in reverse order, so a mount stacked on top of another one
 // goes first).
-func serve(t testing.TB, root fs.InodeEmbedder, rootAttr *fs.StableAttr, name string, logs *testutil.SyncBuffer, closeFn func()) *mounted {
+func serve(t testing.TB, root fs.InodeEmbedder, reverse bool, rootAttr *fs.StableAttr, name string, logs *testutil.SyncBuffer, closeFn func()) *mounted {
 	t.Helper()
 	mnt := t.TempDir()
-	sec := time.Second
-	opts := &fs.Options{
-		MountOptions: fuse.MountOptions{
-			FsName: name,
-			Name:   name,
-			Debug:  os.Getenv("FUSEDEBUG") != "",
-		},
-		EntryTimeout:   &sec,
-		AttrTimeout:    &sec,
-		RootStableAttr: rootAttr,
-	}
+	// The options of the binary (package mountopts), read-only both ways.
+	opts := mountopts.Build(mountopts.Params{
+		CipherDir: name,
+		Reverse:   reverse,
+		ReadOnly:  true,
+		Debug:     os.Getenv("FUSEDEBUG") != "",
+	})
+	opts.RootStableAttr = rootAttr
 	srv, err := fs.Mount(mnt, root, opts)
 	if err != nil {
 		t.Fatalf("mount %s: %v", name, err)
@@ -103,7 +99,7 @@ func mountReverse(t testing.TB, cfg fsConfig, args Args, setup ...func(*RootNode
 	for _, f := range setup {
 		f(rn)
 	}
-	m := serve(t, rn, rn.StableAttr(), "gocryptfs-reverse-test", logs, func() { rn.Close() })
+	m := serve(t, rn, true, rn.StableAttr(), "gocryptfs-reverse-test", logs, func() { rn.Close() })
 	return m, rn
 }
 
@@ -123,5 +119,5 @@ func mountForward(t testing.TB, cfg fsConfig, cipherDir string) *mounted {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serve(t, rn, nil, "gocryptfs-forward-test", logs, func() { rn.Close() })
+	return serve(t, rn, false, nil, "gocryptfs-forward-test", logs, func() { rn.Close() })
 }

@@ -346,7 +346,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	return newFileHandle(rn, fd, rn.contentPath(&st, cPath)), 0, 0
 }
 
-// Readlink returns the encrypted target of a symlink (FORMAT.md 9.5).
+// Readlink returns the encrypted target of a symlink (docs/format.md 9.5).
 func (n *node) Readlink(ctx context.Context) (target []byte, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Readlink", &errno)
@@ -390,7 +390,7 @@ func (rn *RootNode) withPathFd(pPath string, fn func(fd int) error) error {
 }
 
 // Getxattr returns the encrypted value of the view attribute attr
-// (FORMAT.md 9.6); ACL attributes pass through.
+// (docs/format.md 9.6); ACL attributes pass through.
 func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (size uint32, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Getxattr", &errno)

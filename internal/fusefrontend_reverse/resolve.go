@@ -131,7 +131,7 @@ func (rn *RootNode) viewName(pDir, cDir, pName string) (stored, enc string, long
 
 // findLongName finds the plaintext entry of directory dirfd (ciphertext path
 // cDir) whose hashed encrypted name is hashed, by encrypting the entries
-// until one matches (FORMAT.md 9.2). Results are cached. It returns the
+// until one matches (docs/format.md 9.2). Results are cached. It returns the
 // plaintext name and the full encrypted name.
 func (rn *RootNode) findLongName(dirfd int, cDir, hashed string) (string, string, error) {
 	iv := rn.dirIV(cDir)

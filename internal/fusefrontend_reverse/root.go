@@ -1,6 +1,6 @@
 // Package fusefrontend_reverse is the reverse-mode FUSE filesystem: a
 // read-only, encrypted view of a plaintext directory (PLAINDIR) that is
-// byte-identical to what the reference shows (FORMAT.md section 9). Copying
+// byte-identical to what the reference shows (docs/format.md section 9). Copying
 // the view and mounting the copy in forward mode yields the plaintext again.
 //
 // Nothing is random here: directory IVs, file IDs and every nonce are
@@ -48,7 +48,7 @@ const ReverseConfName = ".gocryptfs.reverse.conf"
 // tagDirIV is the inomap tag of the virtual gocryptfs.diriv files: their
 // inode number is derived from the directory's. NewRootNode reserves the
 // first namespace for it on the root device, so that (as observed with the
-// reference, FORMAT.md 10) a diriv is numbered 2^48 + directory inode
+// reference, docs/format.md 10) a diriv is numbered 2^48 + directory inode
 // whatever else is seen first.
 const tagDirIV inomap.Tag = 1
 

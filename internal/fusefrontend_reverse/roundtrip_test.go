@@ -282,7 +282,7 @@ func TestRoundTrip(t *testing.T) {
 			excl.PlainDir = g.root
 
 			// Determinism. Which link of a hard-linked file is opened
-			// first decides the bytes of all its links (FORMAT.md 9.4),
+			// first decides the bytes of all its links (docs/format.md 9.4),
 			// and with readdirplus the kernel may reach a link through
 			// any of its directories first, so both mounts open the
 			// first link of each group by its path before walking.

@@ -21,7 +21,7 @@ import (
 // must show its bytes unchanged as gocryptfs.conf.
 const tv14Conf = "{\n\t\"Creator\": \"test\",\n\t\"Version\": 2\n}\n"
 
-// makeTV14 builds the plaintext directory "rplain" of FORMAT.md TV-14.
+// makeTV14 builds the plaintext directory "rplain" of docs/format.md TV-14.
 func makeTV14(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -68,7 +68,7 @@ func makeTV14(t testing.TB) string {
 
 func tv14Config() fsConfig { return fsConfig{masterKey: testutil.MasterKey(), hkdf: true} }
 
-// TestTV14 reproduces FORMAT.md TV-14 byte for byte through a real mount.
+// TestTV14 reproduces docs/format.md TV-14 byte for byte through a real mount.
 func TestTV14(t *testing.T) {
 	plain := makeTV14(t)
 	m, rn := mountReverse(t, tv14Config(), Args{PlainDir: plain})

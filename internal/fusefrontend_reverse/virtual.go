@@ -17,7 +17,7 @@ import (
 const virtualMode = syscall.S_IFREG | 0o444
 
 // virtualTimeOffset is added to mtime and ctime of virtual files, as the
-// reference does (FORMAT.md 9.3).
+// reference does (docs/format.md 9.3).
 const virtualTimeOffset = 10
 
 // virtualNode is an in-memory file of the view: a gocryptfs.diriv (content

@@ -72,7 +72,7 @@ func ApplyOwner(out *fuse.Attr, o *fuse.Owner) {
 }
 
 // StatfsFromUnix fills out from a backing statfs result (statfs is passed
-// through by both frontends, FORMAT.md section 10).
+// through by both frontends, docs/format.md section 10).
 func StatfsFromUnix(st *unix.Statfs_t, out *fuse.StatfsOut) {
 	out.Blocks = st.Blocks
 	out.Bfree = st.Bfree

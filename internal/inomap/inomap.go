@@ -1,5 +1,5 @@
 // Package inomap assigns the inode numbers that a gocryptfs mount shows
-// (FORMAT.md section 10). The backing filesystem's numbers are only unique
+// (docs/format.md section 10). The backing filesystem's numbers are only unique
 // per device, and reverse mode adds virtual files that have no backing
 // inode of their own, so the numbers are remapped:
 //

@@ -18,7 +18,7 @@ func (n *NameTransform) MatchesBadName(cipherName string) bool {
 }
 
 // DisplayBadName returns the name under which an undecryptable backing entry
-// is shown (FORMAT.md 6.9), or false if no -badname pattern matches it (then
+// is shown (docs/format.md 6.9), or false if no -badname pattern matches it (then
 // the entry stays hidden). The longest prefix, from len-1 characters down to
 // the encoding of one AES block, that decrypts with dirIV is shown decrypted
 // and followed by the rest of the ciphertext name; without such a prefix the

@@ -17,7 +17,7 @@ func (n *NameTransform) tweak(dirIV []byte) ([]byte, error) {
 	return dirIV, nil
 }
 
-// checkPlainName enforces FORMAT.md 6.7 on a name about to be stored.
+// checkPlainName enforces docs/format.md 6.7 on a name about to be stored.
 func checkPlainName(name string) error {
 	switch {
 	case name == "" || name == "." || name == "..":
@@ -234,7 +234,7 @@ func LongNameFilename(hashedName string) string {
 	return hashedName + LongNameSuffix
 }
 
-// Kind classifies a backing directory entry (FORMAT.md 6.6-6.8).
+// Kind classifies a backing directory entry (docs/format.md 6.6-6.8).
 type Kind uint8
 
 const (

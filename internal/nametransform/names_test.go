@@ -11,7 +11,7 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// FORMAT.md 6.3: encrypted name length as a function of the plaintext length.
+// docs/format.md 6.3: encrypted name length as a function of the plaintext length.
 func TestEncryptedLengthTable(t *testing.T) {
 	table := []struct{ lo, hi, raw, padded int }{
 		{1, 15, 22, 24}, {16, 31, 43, 44}, {32, 47, 64, 64}, {48, 63, 86, 88},
@@ -84,7 +84,7 @@ func TestInvalidPlainNames(t *testing.T) {
 	}
 }
 
-// Names that must never decrypt (FORMAT.md 6.2, 6.3, 6.7).
+// Names that must never decrypt (docs/format.md 6.2, 6.3, 6.7).
 func TestDecryptNameRejects(t *testing.T) {
 	n := newNT(t, cryptocore.AESGCM, true, defaultOpts)
 	iv := testutil.MustHex(t, testutil.TV4RootIV)

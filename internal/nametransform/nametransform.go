@@ -1,5 +1,5 @@
 // Package nametransform maps plaintext names to the names stored in
-// CIPHERDIR and back (FORMAT.md sections 6-9): EME-encrypted file names with
+// CIPHERDIR and back (docs/format.md sections 6-9): EME-encrypted file names with
 // per-directory or zero tweaks, base64 encoding, long-name hashing and the
 // companion ".name" files, the gocryptfs.diriv files, encrypted symlink
 // targets, encrypted extended-attribute names and values, the display of
@@ -26,7 +26,7 @@ import (
 	"gocryptfs/internal/cryptocore"
 )
 
-// Names and limits that are part of the on-disk format (FORMAT.md 6, 8, 11).
+// Names and limits that are part of the on-disk format (docs/format.md 6, 8, 11).
 const (
 	// ConfDefaultName is the config file in the CIPHERDIR root; it is hidden
 	// from listings in every naming mode.
@@ -122,7 +122,7 @@ var (
 )
 
 // Options selects the naming mode; the fields mirror the config feature
-// flags (FORMAT.md 2.3). The zero value is a legacy filesystem with padded
+// flags (docs/format.md 2.3). The zero value is a legacy filesystem with padded
 // base64 and per-directory IVs.
 type Options struct {
 	// PlaintextNames stores names and symlink targets unchanged. Xattr names

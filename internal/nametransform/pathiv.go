@@ -5,11 +5,11 @@ import (
 	"path"
 )
 
-// Purpose selects which reverse-mode value PathIV derives (FORMAT.md 9.1).
+// Purpose selects which reverse-mode value PathIV derives (docs/format.md 9.1).
 // The strings are part of the format.
 type Purpose string
 
-// The purposes of FORMAT.md 9.1.
+// The purposes of docs/format.md 9.1.
 const (
 	// PurposeDirIV: directory IV (EME tweak) of the directory at the path.
 	PurposeDirIV Purpose = "DIRIV"
@@ -38,7 +38,7 @@ func PathIV(cipherPath string, purpose Purpose) []byte {
 
 // ReverseSymlinkNonce returns the nonce with which reverse mode encrypts
 // the target of the symlink at cipherPath. It reproduces a quirk of the
-// reference (FORMAT.md 9.5): the link's final component appears twice, so
+// reference (docs/format.md 9.5): the link's final component appears twice, so
 // link "X" in the root uses the path "X/X" and "D/X" uses "D/X/X". For a
 // hashed long name the hashed component is repeated (not verified against
 // the reference).
@@ -49,7 +49,7 @@ func ReverseSymlinkNonce(cipherPath string) []byte {
 // ReverseXattrNonce returns the nonce with which reverse mode encrypts the
 // value of the xattr whose backing name (XattrPrefix...) is storedName on the
 // file or directory at cipherPath ("" for the root): PathIV(cipherPath ‖
-// 0x00 ‖ storedName, XATTRIV) (FORMAT.md 9.6).
+// 0x00 ‖ storedName, XATTRIV) (docs/format.md 9.6).
 func ReverseXattrNonce(cipherPath, storedName string) []byte {
 	return PathIV(cipherPath+"\x00"+storedName, PurposeXattrIV)
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // EncryptSymlinkTarget returns the string stored as the backing symlink's
-// target (FORMAT.md 7): the target sealed like content block 0 without file
+// target (docs/format.md 7): the target sealed like content block 0 without file
 // ID (AAD = 8 zero bytes) under a fresh random nonce, laid out as
 // nonce ‖ AEAD output and base64url-encoded with the name variant. An empty
 // target stays empty; with PlaintextNames the target is returned unchanged.

@@ -418,7 +418,7 @@ func TestTV14Reverse(t *testing.T) {
 	}
 }
 
-// FORMAT.md 6.9 examples in the TV-4 root.
+// docs/format.md 6.9 examples in the TV-4 root.
 func TestBadNameVectors(t *testing.T) {
 	opts := defaultOpts
 	opts.BadnamePatterns = []string{"*"}

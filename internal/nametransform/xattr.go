@@ -12,7 +12,7 @@ func IsACLName(name string) bool {
 }
 
 // EncryptXattrName returns the backing name of the extended attribute name
-// (FORMAT.md 8): XattrPrefix followed by base64url(EME(pad16(name))) with
+// (docs/format.md 8): XattrPrefix followed by base64url(EME(pad16(name))) with
 // the fixed tweak XattrNameTweak. The full name including its namespace is
 // encrypted, also in PlaintextNames mode. ACL names are returned unchanged.
 // Empty names and names containing NUL fail with ErrInvalidName; names too

@@ -1,4 +1,4 @@
-// Package speed implements the -speed action (CLI.md 6.3): it measures the
+// Package speed implements the -speed action (docs/cli.md 6.3): it measures the
 // throughput of every content-cipher backend on this machine and prints one
 // line per backend, marking the backend that auto mode would choose.
 //
@@ -35,7 +35,7 @@ const DefaultDuration = time.Second
 // Options configures Run.
 type Options struct {
 	// Header, if not empty, is printed as the first line (the -version
-	// line of CLI.md 6.4, which only package main knows).
+	// line of docs/cli.md 6.4, which only package main knows).
 	Header string
 	// CPUModel is shown on the "cpu:" line; empty means CPUModel().
 	CPUModel string
@@ -55,7 +55,7 @@ type Backend struct {
 	Backend cryptocore.Backend
 }
 
-// Backends lists the measured implementations in the order of CLI.md 6.3.
+// Backends lists the measured implementations in the order of docs/cli.md 6.3.
 func Backends() []Backend {
 	return []Backend{
 		{"AES-GCM-256-OpenSSL", cryptocore.AESGCM, cryptocore.BackendOpenSSL},
@@ -178,7 +178,7 @@ func Measure(a cipher.AEAD, d time.Duration) float64 {
 	return float64(n) * BlockSize / el.Seconds() / 1e6
 }
 
-// CPULine renders the "cpu:" line of CLI.md 6.3 for model, with or without
+// CPULine renders the "cpu:" line of docs/cli.md 6.3 for model, with or without
 // AES-GCM acceleration as cryptocore.HasAESGCMHardware reports.
 func CPULine(model string) string {
 	accel := "no AES-GCM acceleration"

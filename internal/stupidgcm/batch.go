@@ -10,7 +10,7 @@ import (
 // gocryptfs content blocks of one file in one call (for the OpenSSL
 // backends: one cgo call instead of one per block).
 //
-// The layout is that of FORMAT.md 4.3 for AES-GCM and XChaCha20-Poly1305:
+// The layout is that of docs/format.md 4.3 for AES-GCM and XChaCha20-Poly1305:
 // plaintext is cut into blocks of blockSize bytes (only the last may be
 // shorter), block i (numbered firstBlock+i in the file) is sealed with
 // associated data BE64(firstBlock+i) ‖ fileID, and its ciphertext block is

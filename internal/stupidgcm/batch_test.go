@@ -25,7 +25,7 @@ func batchImpls(t *testing.T, p pair, key []byte) map[string]cipher.AEAD {
 	return m
 }
 
-// refSeal is the layout of FORMAT.md 4.3 written out block by block.
+// refSeal is the layout of docs/format.md 4.3 written out block by block.
 func refSeal(a cipher.AEAD, nonces, pt []byte, bs int, first uint64, fid []byte) []byte {
 	var out []byte
 	ns := a.NonceSize()

@@ -9,7 +9,7 @@ import (
 )
 
 // TestFormatVectors opens files written by the reference implementation
-// (FORMAT.md TV-7 hello.txt and TV-10 hello.txt; keys from TV-3), through
+// (docs/format.md TV-7 hello.txt and TV-10 hello.txt; keys from TV-3), through
 // Open and through OpenBatch, and checks that sealing with the same nonce
 // reproduces them.
 func TestFormatVectors(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package testutil is the plumbing shared by the tests of every package:
-// the master key of the FORMAT.md test vectors and hex decoding, the table
-// of reference vectors (../shared/vectors/README.md) with helpers that copy
-// a vector to a temp dir and recreate its flattened symlinks, FUSE mount
+// the master key of the docs/format.md test vectors and hex decoding, the
+// table of reference vectors (testdata/vectors/README.md, read from the
+// repository) with helpers that copy a vector to a temp dir as the
+// reference wrote it (symlinks real or flattened, empty directories), FUSE mount
 // helpers (skip without /dev/fuse, unmount with retries), a log buffer safe
 // for concurrent FUSE requests, a tree checksum, and building and running
 // the project's binaries with a timeout.

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// MasterKeyHex is the master key of every FORMAT.md test vector (TV-3 and
+// MasterKeyHex is the master key of every docs/format.md test vector (TV-3 and
 // on): the bytes 00, 01, …, 1f.
 const MasterKeyHex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 

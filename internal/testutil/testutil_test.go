@@ -3,6 +3,7 @@ package testutil
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -317,5 +318,182 @@ func TestMountTmpfs(t *testing.T) {
 	err := os.WriteFile(filepath.Join(dir, "big"), make([]byte, 1<<20), 0o644)
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Errorf("writing 1 MiB to a 64 KiB tmpfs: %v", err)
+	}
+}
+
+// The vectors are read from the repository, not from outside it, and a
+// missing vectors directory is an error (VectorsDir fails the test on it).
+func TestVectorsInRepository(t *testing.T) {
+	root, err := ProjectRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := VectorsDir(t); d != filepath.Join(root, "testdata", "vectors", "reference-examples") {
+		t.Errorf("VectorsDir = %s, outside the repository's testdata", d)
+	}
+	if d, err := vectorsIn(t.TempDir()); err == nil {
+		t.Errorf("vectorsIn(empty dir) = %s, want an error", d)
+	}
+	names := map[string]bool{"content": true}
+	for _, v := range AllVectors() {
+		names[v.Name] = true
+	}
+	for _, n := range TooOldVectors() {
+		names[n] = true
+	}
+	for n := range names {
+		VectorDir(t, n)
+	}
+}
+
+// listing describes every entry below dir: its type and mode bits, and a
+// regular file's content or a symlink's target.
+func listing(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, link, err := ReadStored(p)
+		switch {
+		case d.IsDir():
+			out[rel] = "dir"
+			return nil
+		case err != nil:
+			return err
+		case link:
+			out[rel] = "symlink " + string(data)
+		default:
+			st, _ := d.Info()
+			out[rel] = fmt.Sprintf("file %o %q", st.Mode().Perm(), data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// flatten copies the tree src to dst with every symlink stored as a regular
+// file holding its target, as a copy through a medium without symlinks
+// leaves the vectors.
+func flatten(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, _, err := ReadStored(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The copy helpers give the same tree whether the vector stores its
+// symlinks as symlinks or flattened.
+func TestCopyTreeBothForms(t *testing.T) {
+	var vecs []Vector
+	for _, n := range TooOldVectors() {
+		vecs = append(vecs, Vector{Name: n})
+	}
+	for _, v := range append(vecs, AllVectors()...) {
+		t.Run(v.Name, func(t *testing.T) {
+			flattened := flattenedCipher
+			if v.Reverse {
+				flattened = flattenedPlain
+			}
+			src := VectorDir(t, v.Name)
+			flat := filepath.Join(t.TempDir(), "flat")
+			flatten(t, src, flat)
+			a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+			if err := copyTree(src, a, flattened); err != nil {
+				t.Fatal(err)
+			}
+			if err := copyTree(flat, b, flattened); err != nil {
+				t.Fatal(err)
+			}
+			la, lb := listing(t, a), listing(t, b)
+			if !maps2Equal(la, lb) {
+				t.Errorf("copies differ:\n from repository %q\n from flattened  %q", la, lb)
+			}
+			n := 0
+			for _, e := range la {
+				if strings.HasPrefix(e, "symlink ") {
+					n++
+				}
+			}
+			if n != 2 {
+				t.Errorf("%d symlinks in the copy, want 2: %q", n, la)
+			}
+		})
+	}
+}
+
+// A directory the reference left empty is stored with EmptyDirMarker in
+// it; the copy is the empty directory. A marker is only ever alone in its
+// directory, else it marks nothing.
+func TestEmptyDirMarker(t *testing.T) {
+	src := t.TempDir()
+	for _, d := range []string{"empty", "full"} {
+		if err := os.Mkdir(filepath.Join(src, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"empty/" + EmptyDirMarker, "full/file"} {
+		if err := os.WriteFile(filepath.Join(src, f), []byte{0, 2}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := filepath.Join(t.TempDir(), "copy")
+	if err := copyTree(src, dst, flattenedCipher); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{".": "dir", "empty": "dir", "full": "dir", "full/file": `file 644 "\x00\x02"`}
+	if got := listing(t, dst); !maps2Equal(got, want) {
+		t.Errorf("copy %q, want %q", got, want)
+	}
+	err := filepath.WalkDir(VectorsDir(t), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.Name() != EmptyDirMarker {
+			return err
+		}
+		if ents, err := os.ReadDir(filepath.Dir(p)); err != nil || len(ents) != 1 {
+			t.Errorf("%s is not alone in its directory (%d entries, %v)", p, len(ents), err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadStored(t *testing.T) {
+	dir := t.TempDir()
+	p, l := filepath.Join(dir, "f"), filepath.Join(dir, "l")
+	if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("f", l); err != nil {
+		t.Fatal(err)
+	}
+	if b, link, err := ReadStored(p); err != nil || link || string(b) != "data" {
+		t.Errorf("file: %q %v %v", b, link, err)
+	}
+	if b, link, err := ReadStored(l); err != nil || !link || string(b) != "f" {
+		t.Errorf("symlink: %q %v %v", b, link, err)
+	}
+	if _, _, err := ReadStored(filepath.Join(dir, "missing")); err == nil {
+		t.Error("missing file: no error")
 	}
 }

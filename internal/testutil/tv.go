@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TV1Config is the config file of FORMAT.md 2.2 (TV-1), byte for byte:
+// TV1Config is the config file of docs/format.md 2.2 (TV-1), byte for byte:
 // password "test", master key MasterKeyHex, scrypt N=1024.
 const TV1Config = `{
 	"Creator": "gocryptfs ref-1a03e99",
@@ -31,7 +31,7 @@ const TV1Config = `{
 }
 `
 
-// TV-4 (FORMAT.md): the directory IVs of the forward filesystem's root and
+// TV-4 (docs/format.md): the directory IVs of the forward filesystem's root and
 // of dir1, and dir1's encrypted name.
 const (
 	TV4RootIV = "64f9baaad0c7f58019d644498392d072"
@@ -58,9 +58,9 @@ func TV4CipherDir(t testing.TB) string {
 	return dir
 }
 
-// VectorFile is a ciphertext file of the FORMAT.md test vectors that can be
+// VectorFile is a ciphertext file of the docs/format.md test vectors that can be
 // rebuilt from what the vector recorded (the header's file ID and the
-// random nonce of each block), with gocryptfs-xray's output for it (CLI.md
+// random nonce of each block), with gocryptfs-xray's output for it (docs/cli.md
 // 9).
 type VectorFile struct {
 	Name      string

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// Vector is one row of the tables in ../shared/vectors/README.md: a
+// Vector is one row of the tables in testdata/vectors/README.md: a
 // filesystem written by the reference implementation, password "test".
 type Vector struct {
 	// Name is the directory below reference-examples.
@@ -157,67 +157,112 @@ func ProjectRoot() (string, error) {
 	}
 }
 
-// VectorsDir returns ../shared/vectors/reference-examples as seen from the
-// project root, or skips the test when the vectors are not there.
+// VectorsRel is where the reference vectors live, relative to the
+// project root (testdata/vectors/README.md describes them).
+const VectorsRel = "testdata/vectors/reference-examples"
+
+// EmptyDirMarker is the file that stands in for a directory the reference
+// left empty: git stores no empty directories, so such a directory holds
+// this file in the repository, and the copy helpers leave it out.
+const EmptyDirMarker = ".gitkeep"
+
+// VectorsDir returns the reference vectors' directory in the repository.
+// They are part of the project: a test that needs them fails, rather than
+// skips, when they are missing.
 func VectorsDir(t testing.TB) string {
 	t.Helper()
-	d, err := VectorsPath()
+	root, err := ProjectRoot()
 	if err != nil {
-		t.Skipf("reference vectors not available: %v", err)
+		t.Fatalf("reference vectors: %v", err)
+	}
+	d, err := vectorsIn(root)
+	if err != nil {
+		t.Fatalf("reference vectors missing from the repository: %v", err)
 	}
 	return d
 }
 
-// VectorsPath is VectorsDir for callers that go on without the vectors,
-// like the seed corpus of a fuzz test.
-func VectorsPath() (string, error) {
-	root, err := ProjectRoot()
+// vectorsIn returns the vectors' directory below the project root root.
+func vectorsIn(root string) (string, error) {
+	d := filepath.Join(root, filepath.FromSlash(VectorsRel))
+	st, err := os.Stat(d)
 	if err != nil {
-		return "", err
-	}
-	d := filepath.Join(root, "..", "shared", "vectors", "reference-examples")
-	if _, err := os.Stat(d); err != nil {
 		return "", fmt.Errorf("reference vectors: %w", err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("reference vectors: %s is not a directory", d)
 	}
 	return d, nil
 }
 
 // VectorDir returns the directory of the vector called name (read-only:
-// copy it before writing or mounting).
+// copy it before writing or mounting). A missing vector fails the test.
 func VectorDir(t testing.TB, name string) string {
 	t.Helper()
-	return filepath.Join(VectorsDir(t), name)
+	d := filepath.Join(VectorsDir(t), name)
+	if _, err := os.Stat(d); err != nil {
+		t.Fatalf("reference vector %s missing: %v", name, err)
+	}
+	return d
 }
 
-// The vectors flatten every symlink into a regular file whose content is
-// the stored target (encrypted in ciphertext vectors); the copy helpers
-// turn those files back into symlinks.
+// ReadStored returns what the reference stored in the vector entry at p and
+// whether the entry is a symlink: a symlink's target, or a regular file's
+// content. A symlink may also be stored flattened (a regular file holding
+// the target); only the caller can tell such a file from content, so it
+// comes back as a regular file.
+func ReadStored(p string) (data []byte, symlink bool, err error) {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return nil, false, err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		target, err := os.Readlink(p)
+		return []byte(target), true, err
+	}
+	data, err = os.ReadFile(p)
+	return data, false, err
+}
+
+// The vectors hold symlinks in either of two forms: real symlinks (as in
+// the repository), or flattened into a regular file whose content is the
+// stored target (encrypted in ciphertext vectors), as a copy through a
+// medium without symlinks leaves them. The copy helpers give real symlinks
+// for both.
 
 // CopyCipherVector copies the ciphertext vector called name to a writable
-// temp dir (…/name) and returns its path. A file is a flattened symlink
-// unless it is a config, diriv or .name file (known by name), empty, or a
-// content file (which starts with the header version 00 02); a target is
-// printable text, which also keeps the binary files of the too-old vectors
-// regular. gocryptfs.conf gets mode 0400, as -init writes it.
+// temp dir (…/name) and returns its path. A regular file is a flattened
+// symlink unless it is a config, diriv or .name file (known by name), empty,
+// or a content file (which starts with the header version 00 02); a target
+// is printable text, which also keeps the binary files of the too-old
+// vectors regular. gocryptfs.conf gets mode 0400, as -init writes it.
 func CopyCipherVector(t testing.TB, name string) string {
 	t.Helper()
-	return copyVector(t, name, func(rel string, data []byte) bool {
-		base := filepath.Base(rel)
-		meta := base == "gocryptfs.conf" || base == "gocryptfs.diriv" ||
-			base == ".gocryptfs.reverse.conf" || strings.HasSuffix(base, ".name")
-		return !meta && isTarget(data)
-	})
+	return copyVector(t, name, flattenedCipher)
 }
 
 // CopyPlainVector copies the plaintext (reverse-mode) vector called name to
-// a writable temp dir (…/name) and returns its path. Its flattened symlinks
-// are rel and abs in the root.
+// a writable temp dir (…/name) and returns its path. Its symlinks are rel
+// and abs in the root.
 func CopyPlainVector(t testing.TB, name string) string {
 	t.Helper()
-	return copyVector(t, name, func(rel string, _ []byte) bool {
-		_, ok := VectorSymlinks()[rel]
-		return ok
-	})
+	return copyVector(t, name, flattenedPlain)
+}
+
+// flattenedCipher tells a flattened symlink of a ciphertext vector (see
+// CopyCipherVector).
+func flattenedCipher(rel string, data []byte) bool {
+	base := filepath.Base(rel)
+	meta := base == "gocryptfs.conf" || base == "gocryptfs.diriv" ||
+		base == ".gocryptfs.reverse.conf" || strings.HasSuffix(base, ".name")
+	return !meta && isTarget(data)
+}
+
+// flattenedPlain tells a flattened symlink of a plaintext vector: only the
+// root's rel and abs are symlinks.
+func flattenedPlain(rel string, _ []byte) bool {
+	_, ok := VectorSymlinks()[rel]
+	return ok
 }
 
 // isTarget tells a flattened symlink's content from file content.
@@ -235,12 +280,19 @@ func isTarget(b []byte) bool {
 
 func copyVector(t testing.TB, name string, flattened func(rel string, data []byte) bool) string {
 	t.Helper()
-	src := VectorDir(t, name)
-	if _, err := os.Stat(src); err != nil {
-		t.Skipf("vector %s not available: %v", name, err)
-	}
 	dst := filepath.Join(t.TempDir(), name)
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	if err := copyTree(VectorDir(t, name), dst, flattened); err != nil {
+		t.Fatalf("copying vector %s: %v", name, err)
+	}
+	return dst
+}
+
+// copyTree copies the vector tree src to dst as the reference wrote it:
+// real symlinks stay symlinks, regular files for which flattened is true
+// become symlinks to their content, and EmptyDirMarker files are left out
+// (their directory is created all the same).
+func copyTree(src, dst string, flattened func(rel string, data []byte) bool) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -249,8 +301,19 @@ func copyVector(t testing.TB, name string, flattened func(rel string, data []byt
 			return err
 		}
 		out := filepath.Join(dst, rel)
-		if d.IsDir() {
+		switch {
+		case d.IsDir():
 			return os.MkdirAll(out, 0o755)
+		case d.Name() == EmptyDirMarker:
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, out)
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s: unexpected file type %v", rel, d.Type())
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -265,8 +328,4 @@ func copyVector(t testing.TB, name string, flattened func(rel string, data []byt
 		}
 		return os.WriteFile(out, data, mode)
 	})
-	if err != nil {
-		t.Fatalf("copying vector %s: %v", name, err)
-	}
-	return dst
 }

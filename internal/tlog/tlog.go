@@ -1,6 +1,6 @@
 // Package tlog builds the *slog.Logger values that gocryptfs uses for its
 // user-visible output: informational and debug lines on stdout, warnings and
-// errors on stderr (CLI.md section 6), optionally coloured, or syslog once
+// errors on stderr (docs/cli.md section 6), optionally coloured, or syslog once
 // the process has daemonized. It holds no global state: every logger is
 // constructed explicitly and passed down.
 package tlog
@@ -22,7 +22,7 @@ import (
 // consumed by the handlers and never printed.
 const colorKey = "tlog.color"
 
-// ANSI escape sequences (CLI.md section 6: green success, yellow warnings and
+// ANSI escape sequences (docs/cli.md section 6: green success, yellow warnings and
 // notices, red fatal errors, dim grey hints).
 const (
 	ansiReset  = "\033[0m"
@@ -210,7 +210,7 @@ type syslogWriter interface {
 }
 
 // NewSyslogHandler returns a handler that sends every record to the local
-// syslog daemon with facility "user" and the given ident (CLI.md 5.2:
+// syslog daemon with facility "user" and the given ident (docs/cli.md 5.2:
 // "gocryptfs"). It is used after daemonizing, when stdout/stderr no longer
 // reach the user.
 func NewSyslogHandler(ident string, quiet, debug bool) (slog.Handler, error) {

@@ -1,6 +1,6 @@
 // Package cli_test runs the gocryptfs binary end to end: it is built once in
 // TestMain, then every test runs it as a subprocess and checks exit codes
-// and output against CLI.md. Tests that mount use mountFS, which always
+// and output against docs/cli.md. Tests that mount use mountFS, which always
 // unmounts in t.Cleanup, and skip only when /dev/fuse is absent.
 package cli_test
 
@@ -26,6 +26,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if code, ok := lockProbe(); ok {
+		os.Exit(code) // this process is a lock probe of locks_test.go
+	}
 	os.Exit(testutil.RunWithBinaries(m, testutil.Build{Packages: []string{"."}, Version: testVersion, Date: testBuildDate},
 		func(dir string) { gocryptfsBin = filepath.Join(dir, "gocryptfs") }))
 }

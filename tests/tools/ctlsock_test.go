@@ -105,7 +105,7 @@ func lookup(m map[string]string, keys []string) []string {
 }
 
 // TestCtlsockVector: names of the v1.3 and v2.2-deterministic-names
-// reference vectors, and the error/warning lines of CLI.md 8/9.
+// reference vectors, and the error/warning lines of docs/cli.md 8/9.
 func TestCtlsockVector(t *testing.T) {
 	testutil.RequireFuse(t)
 	for _, v := range []string{"v1.3", "v2.2-deterministic-names", "v0.9"} {

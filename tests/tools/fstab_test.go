@@ -63,7 +63,7 @@ func checkFstabMount(t *testing.T, dir, mnt string, mountCmd []string, sock stri
 	waitFor(t, "the unmount", func() bool { return !testutil.IsMounted(mnt) })
 }
 
-// TestFstab mounts the way /etc/fstab and systemd do (CLI.md 5.4): through
+// TestFstab mounts the way /etc/fstab and systemd do (docs/cli.md 5.4): through
 // mount(8) with the type fuse./path/to/gocryptfs, with an alternative fstab
 // file, and through the mount.fuse3 helper called directly, with the
 // options users put there (nofail, _netdev, defaults, x-systemd.*, dev,

@@ -37,7 +37,7 @@ func TestXrayDumpMasterKeyVectors(t *testing.T) {
 
 // TestXrayVectorFiles rebuilds the files of TV-7, TV-10 and TV-14 from
 // their recorded headers and nonces and checks the binary's output against
-// the reference output of FORMAT.md.
+// the reference output of docs/format.md.
 func TestXrayVectorFiles(t *testing.T) {
 	for _, f := range testutil.VectorFiles() {
 		t.Run(f.Name, func(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package vectors checks the format core against the ciphertext directories
-// written by the reference implementation (../shared/vectors), offline: no
+// written by the reference implementation (testdata/vectors), offline: no
 // FUSE, only the config, name and content packages.
 package vectors
 
@@ -39,10 +39,11 @@ func wantPlaintext(withLongName bool) plaintext {
 	return p
 }
 
-// decryptTree decrypts the root directory of a ciphertext vector. The vector
-// copies store symlinks flattened into regular files holding the encrypted
-// target, so the caller's knowledge of which names are symlinks decides how
-// an entry's content is interpreted.
+// decryptTree decrypts the root directory of a ciphertext vector. A symlink
+// is either a real symlink or flattened into a regular file holding the
+// encrypted target; the caller's knowledge of which plaintext names are
+// symlinks tells a flattened one from a file, and a real symlink must
+// decrypt to one of those names.
 func decryptTree(t *testing.T, dir string, nt *nametransform.NameTransform, ce *contentenc.ContentEnc, symlinkNames map[string]string) plaintext {
 	t.Helper()
 	got := plaintext{files: map[string]string{}, symlinks: map[string]string{}}
@@ -83,11 +84,16 @@ func decryptTree(t *testing.T, dir string, nt *nametransform.NameTransform, ce *
 				t.Errorf("%q re-encrypts to %q (%v), on disk %q", name, again, err, cname)
 			}
 		}
-		raw, err := os.ReadFile(filepath.Join(dir, cname))
+		raw, realLink, err := testutil.ReadStored(filepath.Join(dir, cname))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, isLink := symlinkNames[name]; isLink {
+		_, isLink := symlinkNames[name]
+		if realLink && !isLink {
+			t.Errorf("%s is a symlink on disk, but %q is not one of the plaintext's symlinks", cname, name)
+			continue
+		}
+		if isLink {
 			target, err := nt.DecryptSymlinkTarget(string(raw))
 			if err != nil {
 				t.Errorf("symlink %s: target does not decrypt: %v", name, err)

@@ -92,7 +92,7 @@ func EncryptFile(t testing.TB, ce *contentenc.ContentEnc, idHex string, noncesHe
 }
 
 // EncryptVectorFile rebuilds the ciphertext of f with the TV master key
-// (HKDF on, as in every FORMAT.md vector).
+// (HKDF on, as in every docs/format.md vector).
 func EncryptVectorFile(t testing.TB, f testutil.VectorFile) []byte {
 	t.Helper()
 	ce := New(t, Options{Cipher: cryptocore.ContentCipher(f.Cipher), HKDF: true}).CE

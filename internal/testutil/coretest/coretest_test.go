@@ -12,7 +12,7 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// TV-4 of FORMAT.md: the default core with the TV master key names "a" in
+// TV-4 of docs/format.md: the default core with the TV master key names "a" in
 // the root.
 func TestNewTV4(t *testing.T) {
 	c := New(t, Options{HKDF: true, Names: nametransform.Options{Raw64: true}})

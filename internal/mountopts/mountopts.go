@@ -1,0 +1,159 @@
+// Package mountopts builds the go-fuse mount options of a gocryptfs mount
+// (docs/cli.md, mount options). It is the one place that decides them: the
+// binary and the FUSE tests of both frontends call Build, so the tests
+// mount with exactly the options that ship.
+package mountopts
+
+import (
+	"strings"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+const (
+	// MaxWrite is the largest write the kernel sends in one request (1 MiB):
+	// fewer, larger requests for streaming writes.
+	MaxWrite = 1 << 20
+	// CacheTimeout is the attribute, entry and negative-lookup timeout.
+	CacheTimeout = time.Second
+)
+
+// Params are the inputs of Build: the mount-relevant command line flags,
+// already normalized (-ro wins over -rw and so on).
+type Params struct {
+	// CipherDir is the backing directory; it is the default FsName.
+	CipherDir string
+	// FsName overrides the first column of mount(8)/df -T.
+	FsName string
+	// Reverse selects the subtype gocryptfs-reverse; the reverse view is
+	// read-only and does not forward locks.
+	Reverse bool
+	// ReadOnly is the effective read-only state ("ro"); RW asks for an
+	// explicit "rw" (-rw).
+	ReadOnly, RW bool
+	// Suid, Dev and Exec allow what the kernel denies by default; NoExec
+	// explicitly denies execution.
+	Suid, Dev, Exec, NoExec bool
+	// AllowOther lets other users in, with default_permissions.
+	AllowOther bool
+	// Context is the SELinux context= option.
+	Context string
+	// KernelOptions are extra comma-separated options (-ko).
+	KernelOptions string
+	// SharedStorage turns off all kernel caching of names and attributes
+	// (CIPHERDIR may be changed behind our back).
+	SharedStorage bool
+	// SerializeReads makes the kernel send one READ at a time.
+	SerializeReads bool
+	// ACL enforces POSIX ACLs in the kernel.
+	ACL bool
+	// Debug enables go-fuse's own request trace (-fusedebug).
+	Debug bool
+}
+
+// KernelOptions returns the -o items handed to fusermount.
+func KernelOptions(p Params) []string {
+	var o []string
+	if p.ReadOnly {
+		o = append(o, "ro")
+	} else if p.RW {
+		o = append(o, "rw")
+	}
+	o = append(o, pick(p.Suid, "suid", "nosuid"), pick(p.Dev, "dev", "nodev"))
+	if p.NoExec {
+		o = append(o, "noexec")
+	} else if p.Exec {
+		o = append(o, "exec")
+	}
+	if p.AllowOther {
+		o = append(o, "default_permissions")
+	}
+	if p.Context != "" {
+		o = append(o, "context="+p.Context)
+	}
+	for _, k := range strings.Split(p.KernelOptions, ",") {
+		// The access time policy is the forward frontend's job (the
+		// kernel never updates the atime of FUSE files), and
+		// fusermount3 refuses relatime and strictatime; noatime stays
+		// so that mount(8) shows it.
+		if k != "" && k != "relatime" && k != "strictatime" {
+			o = append(o, k)
+		}
+	}
+	return o
+}
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
+}
+
+// FsType is the FUSE subtype shown by mount(8): fuse.gocryptfs or, in
+// reverse mode, fuse.gocryptfs-reverse.
+func FsType(reverse bool) string {
+	if reverse {
+		return "gocryptfs-reverse"
+	}
+	return "gocryptfs"
+}
+
+// Build returns the go-fuse options for p. The caller may still set
+// RootStableAttr (the reverse view shows PLAINDIR's inode number).
+func Build(p Params) *fs.Options {
+	timeout := CacheTimeout
+	if p.SharedStorage {
+		timeout = 0
+	}
+	fsname := p.FsName
+	if fsname == "" {
+		fsname = p.CipherDir
+	}
+	o := &fs.Options{
+		MountOptions: fuse.MountOptions{
+			AllowOther: p.AllowOther,
+			Options:    KernelOptions(p),
+			MaxWrite:   MaxWrite,
+			FsName:     fsname,
+			Name:       FsType(p.Reverse),
+			Debug:      p.Debug,
+			SyncRead:   p.SerializeReads,
+			EnableAcl:  p.ACL,
+			// Application fcntl and flock locks are forwarded to the
+			// backing ciphertext files (the forward frontend takes them
+			// as open-file-description locks on the backing fd), so that
+			// locks taken through two mounts of one CIPHERDIR, or on the
+			// mount and on CIPHERDIR itself, conflict. The read-only
+			// reverse view keeps the kernel's local locking.
+			EnableLocks: !p.Reverse,
+			// READ replies are decrypted (or encrypted) bytes, never a
+			// file range go-fuse could splice; its splice attempt would
+			// cost two extra system calls per reply.
+			DisableSplice: true,
+		},
+		EntryTimeout:    &timeout,
+		AttrTimeout:     &timeout,
+		NegativeTimeout: &timeout,
+		// Show the real permission bits, also 000.
+		NullPermissions: true,
+	}
+	if !p.Reverse {
+		// File handles (name_to_handle_at, NFS export): node IDs are
+		// the inode numbers the forward frontend shows, which stay
+		// valid across forgetting and remounts, and the kernel's
+		// export support makes it ask the frontend for unknown node
+		// IDs (fusefrontend's LookupNode).
+		o.ExternalNodeID = true
+		o.RootStableAttr = &fs.StableAttr{Ino: fuse.FUSE_ROOT_ID}
+		o.ExtraCapabilities |= fuse.CAP_EXPORT_SUPPORT
+		if p.ACL {
+			// The frontend applies the umask itself, only where no
+			// default ACL is inherited (fusefrontend/acl.go).
+			o.ExtraCapabilities |= fuse.CAP_DONT_MASK
+		}
+	}
+	return o
+}
