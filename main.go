@@ -84,7 +84,7 @@ func dispatch(e *env) error {
 	}
 	e.logSwitch = tlog.NewSwitch(tlog.New(tlog.Options{
 		Stdout: e.stdout, Stderr: e.stderr,
-		Quiet: a.quiet, Debug: a.debug, Color: e.color, WPanic: a.wpanic,
+		Quiet: a.quiet || a.json, Debug: a.debug, Color: e.color, WPanic: a.wpanic,
 	}).Handler())
 	e.log = slog.New(e.logSwitch)
 	switch {
@@ -117,6 +117,10 @@ func dispatch(e *env) error {
 		return changePassword(e, a)
 	case a.fsck:
 		return runFsck(e, a)
+	case a.addkey:
+		return addKey(e, a)
+	case a.removekey:
+		return removeKey(e, a)
 	}
 	return mountAction(e, a)
 }

@@ -27,8 +27,7 @@ import (
 // offset ≥ off that lies in a written block, or an error wrapping ENXIO
 // when off is at or past the end of file or only holes follow.
 func (f *File) SeekData(off uint64) (uint64, error) {
-	f.e.content.RLock()
-	defer f.e.content.RUnlock()
+	defer f.release(f.sharedLock(0, 0))
 	cs, ps, err := f.sizes()
 	if err != nil {
 		return 0, err
@@ -40,8 +39,7 @@ func (f *File) SeekData(off uint64) (uint64, error) {
 // offset ≥ off inside a hole block, the end of file counting as a hole, or
 // an error wrapping ENXIO when off is at or past the end of file.
 func (f *File) SeekHole(off uint64) (uint64, error) {
-	f.e.content.RLock()
-	defer f.e.content.RUnlock()
+	defer f.release(f.sharedLock(0, 0))
 	cs, ps, err := f.sizes()
 	if err != nil {
 		return 0, err

@@ -25,6 +25,22 @@ type entry struct {
 	// longEnc is the full encrypted name when cName is a hashed long name;
 	// creators write it to the companion file, removers delete that file.
 	longEnc string
+	// longBase is set when cName is a sync tool's conflict copy of the
+	// hashed long name longBase, whose companion file it shares.
+	longBase string
+	// st is the stat of the backing entry taken while resolving it, when
+	// stOK; stat uses it instead of asking again within one operation.
+	st   unix.Stat_t
+	stOK bool
+}
+
+// stat stats the backing entry (its parent directory for the root).
+func (e *entry) stat(st *unix.Stat_t) error {
+	if e.stOK {
+		*st = e.st
+		return nil
+	}
+	return syscallcompat.Fstatat(e.dirfd, e.cName, st)
 }
 
 func (e *entry) close() {
@@ -89,6 +105,15 @@ func (rn *RootNode) openDir(relDir string) (int, []byte, error) {
 			return -1, nil, err
 		}
 		next, err := syscallcompat.OpenDirAt(fd, cName)
+		if errors.Is(err, syscall.ENOENT) && !rn.nt.PlaintextNames() {
+			// Maybe a directory shown under a conflict or
+			// alternative-IV name.
+			e := entry{dirfd: fd, dirIV: iv, name: comp, cName: cName}
+			rn.resolveConflict(&e)
+			if e.cName != cName {
+				next, err = syscallcompat.OpenDirAt(fd, e.cName)
+			}
+		}
 		syscallcompat.Close(fd)
 		if err != nil {
 			return -1, nil, err
@@ -167,8 +192,11 @@ func (rn *RootNode) child(relDir, name string) (*entry, error) {
 		e.close()
 		return nil, err
 	}
-	if strings.HasSuffix(name, nametransform.BadNameSuffix) {
+	switch {
+	case strings.HasSuffix(name, nametransform.BadNameSuffix):
 		rn.resolveBadName(e)
+	case !rn.nt.PlaintextNames():
+		rn.resolveConflict(e)
 	}
 	return e, nil
 }

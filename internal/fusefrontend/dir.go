@@ -9,6 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
+	"gocryptfs/internal/conflictname"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/fuseutil"
 	"gocryptfs/internal/nametransform"
@@ -59,34 +60,64 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 	}
 	isRoot := dir == ""
 	list := make([]fuse.DirEntry, 0, len(ents))
+	// Names that do not decrypt under the main IV are looked at after all
+	// that do, so that an alternative-IV name that equals one of them can
+	// be shown decorated (see conflict.go).
+	var failed []syscallcompat.DirEntry
+	var failedErr []error
+	alts := rn.altIVsIn(dfd, ents)
+	shownNames := make(map[string]bool, len(ents))
 	for _, de := range ents {
 		kind := rn.nt.Classify(de.Name, isRoot)
 		if kind.Hidden() || kind == nametransform.KindDot {
 			continue
 		}
 		name, err := rn.nt.DecryptNameAt(dfd, de.Name, iv)
+		if err == nil && rn.nt.PreferAlt(dfd, de.Name, name, alts) {
+			err = nametransform.ErrBadName
+		}
 		if err != nil {
-			shown, ok := rn.nt.DisplayBadName(de.Name, iv)
-			if !ok {
-				if rn.firstWarn("name:" + dir + "/" + de.Name) {
-					rn.log.Warn("undecryptable name hidden", "dir", rn.cipherPath(dir), "name", de.Name, "err", err)
-				}
+			if rn.nt.IsHiddenConflict(de.Name, isRoot) || conflictname.IsToolFile(de.Name) {
 				continue
 			}
-			name = shown
+			failed = append(failed, de)
+			failedErr = append(failedErr, err)
+			continue
 		}
-		typ := de.Type
-		if typ == 0 {
-			var st unix.Stat_t
-			if err := syscallcompat.Fstatat(dfd, de.Name, &st); err != nil {
-				continue // vanished meanwhile
+		shownNames[name] = true
+		list = rn.appendDirEntry(list, dfd, &dst, de, name)
+	}
+	for i, de := range failed {
+		name, _, ok := rn.nt.DisplayConflictAt(dfd, de.Name, iv, alts, func(s string) bool { return shownNames[s] })
+		if !ok {
+			name, ok = rn.nt.DisplayBadName(de.Name, iv)
+		}
+		if !ok || shownNames[name] {
+			if rn.firstWarn("name:" + dir + "/" + de.Name) {
+				rn.log.Warn("undecryptable name hidden", "dir", rn.cipherPath(dir), "name", de.Name, "err", failedErr[i])
 			}
-			typ = st.Mode & syscall.S_IFMT
+			continue
 		}
-		ino := rn.shownIno(&unix.Stat_t{Dev: dst.Dev, Ino: de.Ino})
-		list = append(list, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
+		shownNames[name] = true
+		list = rn.appendDirEntry(list, dfd, &dst, de, name)
 	}
 	return list, nil
+}
+
+// appendDirEntry adds the backing entry de of the directory dfd (whose
+// stat is dst) to list under the plaintext name.
+func (rn *RootNode) appendDirEntry(list []fuse.DirEntry, dfd int, dst *unix.Stat_t, de syscallcompat.DirEntry, name string) []fuse.DirEntry {
+	typ := de.Type
+	if typ == 0 {
+		var st unix.Stat_t
+		if err := syscallcompat.Fstatat(dfd, de.Name, &st); err != nil {
+			return list // vanished meanwhile
+		}
+		typ = st.Mode & syscall.S_IFMT
+	}
+	ino := rn.shownIno(&unix.Stat_t{Dev: dst.Dev, Ino: de.Ino})
+	list = append(list, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
+	return list
 }
 
 // writeLongName creates the companion file of a long-named entry before
@@ -111,13 +142,26 @@ func (rn *RootNode) writeLongName(e *entry) (undo func(), err error) {
 }
 
 // deleteLongName removes the companion file of a long-named entry that no
-// longer exists.
+// longer exists. The companion is shared with sync tools' conflict
+// copies of the entry (conflict.go): it stays while the entry or one of
+// them exists.
 func (rn *RootNode) deleteLongName(e *entry) {
-	if !e.isLong() {
+	base := e.cName
+	var st unix.Stat_t
+	switch {
+	case e.longBase != "":
+		base = e.longBase
+		if syscallcompat.Fstatat(e.dirfd, base, &st) == nil {
+			return
+		}
+	case !e.isLong():
 		return
 	}
-	if err := nametransform.DeleteLongNameAt(e.dirfd, e.cName); err != nil && !errors.Is(err, syscall.ENOENT) {
-		rn.log.Warn("could not delete long name file", "name", e.cName, "err", err)
+	if rn.longNameShared(e.dirfd, base) {
+		return
+	}
+	if err := nametransform.DeleteLongNameAt(e.dirfd, base); err != nil && !errors.Is(err, syscall.ENOENT) {
+		rn.log.Warn("could not delete long name file", "name", base, "err", err)
 	}
 }
 
@@ -148,6 +192,7 @@ func (n *Node) finishCreate(ctx context.Context, e *entry, out *fuse.EntryOut) (
 		return nil, err
 	}
 	n.rn.fillAttr(&st, e.dirfd, e.cName, &out.Attr)
+	n.rn.touchAltIVs(e.dirfd)
 	return n.newChild(ctx, &st), nil
 }
 
@@ -328,6 +373,11 @@ func (rn *RootNode) onEmptiedDir(e *entry, fn func() error) error {
 		restoreMode()
 		return err
 	}
+	ents, err = rn.dropIVCopies(fd, ents)
+	if err != nil {
+		restoreMode()
+		return err
+	}
 	switch {
 	case len(ents) == 0:
 		// No IV file (damaged directory): nothing to move.
@@ -497,7 +547,7 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 		undo()
 		return err
 	}
-	if src.isLong() && flags&unix.RENAME_WHITEOUT == 0 {
+	if (src.isLong() || src.longBase != "") && flags&unix.RENAME_WHITEOUT == 0 {
 		// rename(2) between two hard links of one inode succeeds without
 		// removing the source; only drop the companion if it is gone.
 		// A whiteout takes the source's name, so it keeps the companion.

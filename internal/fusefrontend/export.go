@@ -2,6 +2,8 @@ package fusefrontend
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 
@@ -102,4 +104,18 @@ func (n *Node) LookupParent(ctx context.Context, out *fuse.EntryOut) (parent *fs
 		return nil, "", n.toErrno("LookupParent", err)
 	}
 	return p, name, 0
+}
+
+// staleIfOrphan turns ENOENT for a node that is in no directory into
+// ESTALE: such a node was reached by file handle (its entry is gone), and
+// a stale handle is what open_by_handle_at reports for a deleted file on
+// a local filesystem.
+func (n *Node) staleIfOrphan(err error) error {
+	if !errors.Is(err, syscall.ENOENT) || n.IsRoot() {
+		return err
+	}
+	if _, p := n.Parent(); p != nil {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", syscall.ESTALE, err)
 }

@@ -52,7 +52,7 @@ func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error)
 // newFile wraps a backing fd in a file handle and counts it as open. On
 // error fd is closed.
 func (rn *RootNode) newFile(fd int, flags uint32) (*file, error) {
-	cf, err := contentio.Open(rn.table, rn.ce, fd, contentio.Options{NoPrealloc: rn.args.NoPrealloc, Logger: rn.log})
+	cf, err := contentio.Open(rn.table, rn.ce, fd, contentio.Options{NoPrealloc: rn.args.NoPrealloc, SharedStorage: rn.args.SharedStorage, Logger: rn.log})
 	if err != nil {
 		syscallcompat.Close(fd)
 		return nil, err
@@ -90,7 +90,7 @@ func (n *Node) open(flags int) (*file, error) {
 	}
 	e, err := n.self()
 	if err != nil {
-		return nil, err
+		return nil, n.staleIfOrphan(err)
 	}
 	defer e.close()
 	fd, err := rn.openBacking(e.dirfd, e.cName, flags)
@@ -212,6 +212,7 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 	if err != nil {
 		return nil, nil, err
 	}
+	rn.touchAltIVs(e.dirfd)
 	return n.newChild(ctx, st), f, nil
 }
 
@@ -390,9 +391,15 @@ func (n *Node) Getlk(ctx context.Context, fh fs.FileHandle, owner uint64, lk *fu
 	}
 	var flk syscall.Flock_t
 	lk.ToFlockT(&flk)
+	if err := clampLock(&flk); err != nil {
+		return n.toErrno("Getlk", err)
+	}
 	err := syscallcompat.Retry(func() error { return syscall.FcntlFlock(uintptr(f.cf.Fd()), unix.F_OFD_GETLK, &flk) })
 	if err != nil {
 		return n.toErrno("Getlk", err)
+	}
+	if flk.Type != syscall.F_UNLCK {
+		flk.Len = contentio.UnclampAppLock(flk.Start, flk.Len)
 	}
 	out.FromFlockT(&flk)
 	return 0
@@ -443,6 +450,9 @@ func (rn *RootNode) setLock(fh fs.FileHandle, lk *fuse.FileLock, flags uint32, w
 	}
 	var flk syscall.Flock_t
 	lk.ToFlockT(&flk)
+	if err := clampLock(&flk); err != nil {
+		return err
+	}
 	cmd := unix.F_OFD_SETLK
 	if wait {
 		cmd = unix.F_OFD_SETLKW
@@ -451,4 +461,17 @@ func (rn *RootNode) setLock(fh fs.FileHandle, lk *fuse.FileLock, flags uint32, w
 	// interrupts the request when the caller is signalled, and go-fuse
 	// reports that through ctx; one call is what the caller asked for.
 	return syscall.FcntlFlock(uintptr(fd), cmd, &flk)
+}
+
+// clampLock keeps a forwarded application lock below contentio.LockBase,
+// where -sharedstorage takes its own locks on the same open file
+// descriptions (locks of one owner would merge). Done in every mode, so
+// that mounts with and without -sharedstorage agree on the ranges.
+func clampLock(flk *syscall.Flock_t) error {
+	l, err := contentio.ClampAppLock(flk.Start, flk.Len)
+	if err != nil {
+		return err
+	}
+	flk.Len = l
+	return nil
 }

@@ -105,6 +105,7 @@ type RootNode struct {
 	inos     *inomap.Map
 	dirCache *dirCache
 	openDirs openDirs
+	altIVs   altIVCache
 	table    *contentio.Table
 	warned   warnLog
 	// chmodLocks serializes the temporary chmods of openWriteOnly.

@@ -92,13 +92,19 @@ func writeNewFileAt(dirfd int, name string, data []byte, mode uint32) (err error
 // exactly DirIVLen bytes or all zero fails with ErrBadDirIV (EIO); other open
 // errors such as ENOENT are returned wrapped as they are.
 func ReadDirIVAt(dirfd int) ([]byte, error) {
+	return ReadDirIVFileAt(dirfd, DirIVFilename)
+}
+
+// ReadDirIVFileAt is ReadDirIVAt for an IV file with another name: a sync
+// tool's conflict copy of gocryptfs.diriv.
+func ReadDirIVFileAt(dirfd int, name string) ([]byte, error) {
 	var buf [DirIVLen + 1]byte
-	l, err := readSmallFileAt(dirfd, DirIVFilename, buf[:])
+	l, err := readSmallFileAt(dirfd, name, buf[:])
 	switch {
 	case err == errNotRegular:
 		return nil, fmt.Errorf("%w: not a regular file", ErrBadDirIV)
 	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", DirIVFilename, err)
+		return nil, fmt.Errorf("read %s: %w", name, err)
 	case l != DirIVLen:
 		return nil, fmt.Errorf("%w: %d bytes instead of %d", ErrBadDirIV, l, DirIVLen)
 	case allZero(buf[:DirIVLen]):
