@@ -21,31 +21,40 @@ var _ = (fs.NodeReaddirer)((*Node)(nil))
 // (config, diriv, long-name companions) are hidden, and undecryptable names
 // are hidden with one warning each, or shown when they match -badname.
 // Directory-entry inode numbers are translated like those of Lookup, so
-// READDIRPLUS (which go-fuse answers with Lookup) agrees with this list.
+// READDIRPLUS agrees with this list.
 func (n *Node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Readdir", &errno)
 	rn.enter("Readdir")
-	list, err := rn.readDir(n.relPath())
+	l, err := rn.readDir(n.relPath())
 	if err != nil {
 		return nil, n.toErrno("Readdir", err)
 	}
-	return fs.NewListDirStream(list), 0
+	l.n = n
+	return l, 0
 }
 
-func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
-	fd, iv, err := rn.openDir(dir)
+// readDir reads and decrypts the backing directory of the plaintext
+// directory dir. The returned listing keeps the backing directory open
+// (for READDIRPLUS lookups) until it is closed.
+func (rn *RootNode) readDir(dir string) (*listing, error) {
+	ref, iv, err := rn.openDirRef(dir)
 	if err != nil {
 		return nil, err
 	}
 	// A fresh open file description: the cached fd may be shared by
 	// concurrent readers, and getdents advances the offset.
-	dfd, err := syscallcompat.OpenDirAt(fd, ".")
-	syscallcompat.Close(fd)
+	dfd, err := syscallcompat.OpenDirAt(ref.fd, ".")
+	ref.release()
 	if err != nil {
 		return nil, err
 	}
-	defer syscallcompat.Close(dfd)
+	ok := false
+	defer func() {
+		if !ok {
+			syscallcompat.Close(dfd)
+		}
+	}()
 	var dst unix.Stat_t
 	if err := syscallcompat.Fstat(dfd, &dst); err != nil {
 		return nil, err
@@ -55,7 +64,7 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 		return nil, err
 	}
 	isRoot := dir == ""
-	list := make([]fuse.DirEntry, 0, len(ents))
+	l := &listing{dfd: dfd, ents: make([]fuse.DirEntry, 0, len(ents)), cNames: make([]string, 0, len(ents))}
 	for _, de := range ents {
 		kind := rn.nt.Classify(de.Name, isRoot)
 		if kind.Hidden() || kind == nametransform.KindDot {
@@ -81,9 +90,11 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 			typ = st.Mode & syscall.S_IFMT
 		}
 		ino := rn.shownIno(&unix.Stat_t{Dev: dst.Dev, Ino: de.Ino})
-		list = append(list, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
+		l.ents = append(l.ents, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
+		l.cNames = append(l.cNames, de.Name)
 	}
-	return list, nil
+	ok = true
+	return l, nil
 }
 
 // writeLongName creates the companion file of a long-named entry before
@@ -261,13 +272,14 @@ func (n *Node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	e, err := rn.child(n.relPath(), name)
+	dir := n.relPath()
+	e, err := rn.child(dir, name)
 	if err != nil {
 		return n.toErrno("Rmdir", err)
 	}
 	defer e.close()
 	err = rn.rmdirEntry(e)
-	rn.dirCache.clear()
+	rn.dirCache.invalidate(joinPath(dir, name))
 	return n.toErrno("Rmdir", err)
 }
 
@@ -422,8 +434,20 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	defer fuseutil.Recover(rn.log, "Rename", &errno)
 	rn.enter("Rename")
 	err := n.rename(name, newParent, newName, flags)
-	rn.dirCache.clear()
+	if np := nodeOf(newParent); np != nil {
+		rn.dirCache.invalidate(joinPath(n.relPath(), name), joinPath(np.relPath(), newName))
+	} else {
+		rn.dirCache.clear()
+	}
 	return n.toErrno("Rename", err)
+}
+
+// joinPath joins a plaintext directory path ("" is the root) and a name.
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
 }
 
 func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, flags uint32) error {
