@@ -24,6 +24,7 @@ import (
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/fusefrontend_reverse"
+	"gocryptfs/internal/memrelease"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/tlog"
@@ -409,6 +410,11 @@ func doMount(e *env, a *argContainer) error {
 	}()
 	if ar, ok := rn.(activityReporter); ok && a.idle > 0 && !a.reverse {
 		go idleMonitor(e.log, srv, ar, a.idle)
+	}
+	if ar, ok := rn.(activityReporter); ok {
+		// Give the garbage of a burst of requests (e.g. a recursive
+		// stat) back to the OS once it is over.
+		go memrelease.Watch(memrelease.Options{Count: ar.OpCount}, nil)
 	}
 
 	waited := make(chan struct{})
