@@ -14,8 +14,11 @@
 #   ./benchmark.bash -openssl=false  # extra arguments go to the gocryptfs mount
 #
 # Streaming rows are MB/s (higher is better), the others seconds (lower is
-# better). The last column is gocryptfs relative to loopback: for MB/s the
-# fraction of loopback's speed, for seconds how many times longer it took.
+# better). The gocryptfs/loopback column is gocryptfs relative to loopback:
+# for MB/s the fraction of loopback's speed, for seconds how many times
+# longer it took. The -sharedstorage column is a second gocryptfs mount
+# with -sharedstorage (byte-range locks, no caches), "shared/gc" its cost
+# relative to the normal mount in the same way.
 
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -115,11 +118,20 @@ MOUNTS+=("$W/gc-mnt")
 read -r -a GC <<<"$(run_suite "$W/gc-mnt")"
 fusermount3 -u "$W/gc-mnt" 2>/dev/null || fusermount -u "$W/gc-mnt"
 
+echo "== gocryptfs -sharedstorage" >&2
+rm -rf "$W/cipher"
+mkdir -p "$W/cipher"
+./gocryptfs -q -init -scryptn 10 -extpass "echo benchmark" "$W/cipher" >/dev/null
+./gocryptfs -q -extpass "echo benchmark" -sharedstorage "${EXTRA_ARGS[@]}" "$W/cipher" "$W/gc-mnt"
+read -r -a SH <<<"$(run_suite "$W/gc-mnt")"
+fusermount3 -u "$W/gc-mnt" 2>/dev/null || fusermount -u "$W/gc-mnt"
+
 NAMES=("write ${MB} MiB (MB/s)" "read ${MB} MiB (MB/s)" "untar go/src (s)" "md5sum go/src (s)" "ls -lR go/src (s)" "rm -rf go/src (s)")
 printf '\n%s; %s\n' "$(./gocryptfs -version)" "$(uname -r), $(nproc) cores"
-printf '| %-22s | %9s | %9s | %9s | %-16s |\n' test plain loopback gocryptfs "gocryptfs/loopback"
-printf '|%s|%s|%s|%s|%s|\n' "------------------------" "-----------" "-----------" "-----------" "--------------------"
+printf '| %-22s | %9s | %9s | %9s | %-16s | %14s | %9s |\n' test plain loopback gocryptfs "gocryptfs/loopback" "-sharedstorage" "shared/gc"
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' "------------------------" "-----------" "-----------" "-----------" "--------------------" "----------------" "-----------"
 for i in "${!NAMES[@]}"; do
 	ratio=$(calc "${GC[$i]} / ${LOOP[$i]}")
-	printf '| %-22s | %9.2f | %9.2f | %9.2f | %16.2f |\n' "${NAMES[$i]}" "${PLAIN[$i]}" "${LOOP[$i]}" "${GC[$i]}" "$ratio"
+	sratio=$(calc "${SH[$i]} / ${GC[$i]}")
+	printf '| %-22s | %9.2f | %9.2f | %9.2f | %16.2f | %14.2f | %9.2f |\n' "${NAMES[$i]}" "${PLAIN[$i]}" "${LOOP[$i]}" "${GC[$i]}" "$ratio" "${SH[$i]}" "$sratio"
 done

@@ -24,6 +24,8 @@ import (
 type argContainer struct {
 	// Actions.
 	init, passwd, info, fsck, speed, version, help, hh bool
+	// Modifiers of -fsck.
+	repair, json bool
 
 	// Filesystem creation options.
 	aessiv, xchacha, plaintextnames, deterministicNames bool
@@ -53,6 +55,14 @@ type argContainer struct {
 	excludeFrom                    []string
 	oneFileSystem, zerokey, nofail bool
 	forcedecode                    bool
+
+	// Key slots (-addkey, -removekey; keyslot_cmd.go).
+	addkey, removekey   bool
+	keyfile, newkeyfile string
+	newfido2, label     string
+	argon2id            bool
+	argon2idTime        int
+	argon2idMemory      int
 
 	// Common options.
 	config, masterkey             string
@@ -180,6 +190,8 @@ func newFlagSet(a *argContainer) *flagSet {
 	b(&a.passwd, "Change password", "passwd")
 	b(&a.info, "Display information about CIPHERDIR", "info")
 	b(&a.fsck, "Run a filesystem check on CIPHERDIR", "fsck")
+	b(&a.repair, "With -fsck: repair what is found (quarantine + lost+found, never deletes)", "repair")
+	b(&a.json, "With -fsck: one JSON object per finding and action, then a summary", "json")
 	b(&a.speed, "Run crypto speed test", "speed")
 	b(&a.version, "Print version and exit", "version")
 	b(&a.help, "Short help text", "help")
@@ -248,6 +260,18 @@ func newFlagSet(a *argContainer) *flagSet {
 	s(&a.cpuprofile, "FILE", "Write cpu profile to specified file", "cpuprofile")
 	s(&a.memprofile, "FILE", "Write memory profile to specified file", "memprofile")
 	s(&a.trace, "FILE", "Write execution trace to file", "trace")
+
+	// Key slots.
+	b(&a.addkey, "Add a key slot (password; -newfido2 or -newkeyfile for other kinds)", "addkey")
+	b(&a.removekey, "Remove the key slot that the given secret opens", "removekey")
+	s(&a.keyfile, "FILE", "Unlock with the key-file slot that FILE opens", "keyfile")
+	s(&a.newkeyfile, "FILE", "New secret is the key file FILE (with -addkey, -passwd)", "newkeyfile")
+	s(&a.newfido2, "DEVICE", "New secret is a FIDO2 token (with -addkey)", "newfido2")
+	s(&a.label, "TEXT", "Label of the new key slot (with -init, -addkey, -passwd)", "label")
+	b(&a.argon2id, "The new key slot uses Argon2id instead of scrypt (with -init, -addkey, -passwd)", "argon2id")
+	a.argon2idTime, a.argon2idMemory = configfile.Argon2idDefaultTime, configfile.Argon2idDefaultMemory/1024
+	fs.add(kindInt, &a.argon2idTime, "int", "Argon2id passes", "argon2id-time")
+	fs.add(kindInt, &a.argon2idMemory, "MiB", "Argon2id memory in MiB", "argon2id-memory")
 	return fs
 }
 
@@ -403,6 +427,10 @@ func (a *argContainer) action() string {
 		return "info"
 	case a.fsck:
 		return "fsck"
+	case a.addkey:
+		return "addkey"
+	case a.removekey:
+		return "removekey"
 	}
 	return ""
 }
@@ -415,13 +443,13 @@ func (a *argContainer) validate(log *slog.Logger) error {
 		return exitcodes.Errorf(exitcodes.Usage, format, args...)
 	}
 	n := 0
-	for _, x := range []bool{a.init, a.passwd, a.info, a.fsck} {
+	for _, x := range []bool{a.init, a.passwd, a.info, a.fsck, a.addkey, a.removekey} {
 		if x {
 			n++
 		}
 	}
 	if n > 1 {
-		return usage("At most one of -init, -passwd, -info, -fsck is allowed")
+		return usage("At most one of -init, -passwd, -info, -fsck, -addkey, -removekey is allowed")
 	}
 	if len(a.positional) == 0 {
 		return usage("CIPHERDIR argument is missing")
@@ -447,6 +475,9 @@ func (a *argContainer) validate(log *slog.Logger) error {
 	if a.fsck && a.reverse {
 		return usage("-fsck is not supported in reverse mode")
 	}
+	if (a.repair || a.json) && !a.fsck {
+		return usage("-repair and -json only work with -fsck")
+	}
 
 	// Forbidden combinations (docs/cli.md 3.4).
 	switch {
@@ -458,6 +489,9 @@ func (a *argContainer) validate(log *slog.Logger) error {
 		return usage("The options -extpass and -masterkey cannot be used at the same time")
 	case len(a.extpass) > 0 && a.fido2 != "":
 		return usage("The options -extpass and -fido2 cannot be used at the same time")
+	}
+	if err := a.validateKeySlotArgs(); err != nil {
+		return usage("%v", err)
 	}
 
 	if a.longnamemax > 0 && a.longnamemax < configfile.MinLongNameMax {
@@ -524,6 +558,14 @@ func (a *argContainer) validate(log *slog.Logger) error {
 			return usage("invalid -passfile: %v", err)
 		}
 	}
+	// The daemonized mount may run elsewhere: key files need absolute paths.
+	for _, p := range []*string{&a.keyfile, &a.newkeyfile} {
+		if *p != "" {
+			if *p, err = filepath.Abs(*p); err != nil {
+				return usage("invalid key file path: %v", err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -562,6 +604,7 @@ const shortHelp = `Usage: gocryptfs -init|-passwd|-info [OPTIONS] CIPHERDIR
   or   gocryptfs [OPTIONS] CIPHERDIR MOUNTPOINT [-o COMMA-SEPARATED-OPTIONS]
 
 Options:
+  -addkey            Add a key slot (password, -newkeyfile FILE, -newfido2 DEV)
   -aessiv            AES-SIV encryption (with -init)
   -allow_other       Allow other users to access the mount
   -config FILE       Use specified config file instead of CIPHERDIR/gocryptfs.conf
@@ -576,6 +619,7 @@ Options:
   -idle, -i DURATION Unmount automatically after DURATION of inactivity
   -init              Initialize encrypted directory
   -info              Display information about encrypted directory
+  -keyfile FILE      Unlock with a key-file slot
   -masterkey         Mount with explicit master key instead of password
   -nonempty          Allow mounting over non-empty directory
   -nosyslog          Do not redirect log messages to syslog
@@ -583,6 +627,7 @@ Options:
   -passwd            Change password
   -plaintextnames    Do not encrypt file names (with -init)
   -q, -quiet         Silence informational messages
+  -removekey         Remove the key slot that the given secret opens
   -reverse           Enable reverse mode
   -ro                Mount read-only
   -speed             Run crypto speed test

@@ -190,6 +190,9 @@ func TestValidate(t *testing.T) {
 		{"force_owner bad", "-force_owner 1000 c m", exitcodes.Usage, "-force_owner"},
 		{"force_owner bad gid", "-force_owner 1:x c m", exitcodes.Usage, "-force_owner"},
 		{"fsck reverse", "-fsck -reverse c", exitcodes.Usage, "reverse"},
+		{"repair without fsck", "-repair c m", exitcodes.Usage, "-repair and -json"},
+		{"json without fsck", "-json -info c", exitcodes.Usage, "-repair and -json"},
+		{"fsck repair json", "-fsck -repair -json c", 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -34,24 +34,3 @@ func initPassword(e *env, a *argContainer) ([]byte, *configfile.FIDO2Params, err
 		AssertOptions: a.fido2AssertOptions,
 	}, nil
 }
-
-// unlockPassword returns the scrypt input that unlocks cf: the token's
-// hmac-secret for a FIDO2 config (which needs -fido2, else exit 1; token
-// failures exit 31), else the password from the usual sources.
-func unlockPassword(e *env, a *argContainer, cf *configfile.ConfFile) ([]byte, error) {
-	if !cf.IsFeatureFlagSet(configfile.FlagFIDO2) {
-		return e.passwordSource(a).Once()
-	}
-	if a.fido2 == "" {
-		return nil, exitcodes.Errorf(exitcodes.Usage, "Masterkey encrypted using FIDO2 token; need to use the -fido2 option.")
-	}
-	if cf.FIDO2 == nil {
-		return nil, exitcodes.Errorf(exitcodes.DeprecatedFS, "Config has the FIDO2 flag but no FIDO2 parameters")
-	}
-	secret, err := fido2.Secret(a.fido2, cf.FIDO2.CredentialID, cf.FIDO2.HMACSalt, cf.FIDO2.AssertOptions,
-		fido2.Options{Stderr: e.stderr, Logger: e.log})
-	if err != nil {
-		return nil, exitcodes.New(exitcodes.FIDO2Error, err)
-	}
-	return secret, nil
-}

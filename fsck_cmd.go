@@ -2,23 +2,29 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
+	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fsck"
+	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/repair"
 	"gocryptfs/internal/tlog"
 )
 
 // runFsck implements -fsck (docs/cli.md 6.5): unlock the master key like a
 // mount does, then check the ciphertext directly (nothing is mounted and
 // nothing is written), printing one line per problem on stderr and a
-// summary. Exit 0 when clean, 26 when problems were found, 11 when
-// interrupted by SIGINT/SIGTERM.
+// summary (with -json: one JSON object per problem and a summary on
+// stdout). Exit 0 when clean, 26 when problems were found, 11 when
+// interrupted by SIGINT/SIGTERM. With -repair see runRepair.
 func runFsck(e *env, a *argContainer) error {
 	if err := checkCipherDir(a.cipherdir); err != nil {
 		return err
@@ -38,18 +44,24 @@ func runFsck(e *env, a *argContainer) error {
 	// still end the program at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e.log.Info("Checking filesystem...")
+	out := fsckOutput{e: e, json: a.json}
+	if a.repair {
+		return runRepair(ctx, e, a, nt, ce, out)
+	}
+	if !a.json {
+		e.log.Info("Checking filesystem...")
+	}
 	res, err := fsck.Check(ctx, fsck.Options{
 		CipherDir:     a.cipherdir,
 		NameTransform: nt,
 		ContentEnc:    ce,
 		Logger:        e.log,
 		Report: func(p fsck.Problem) {
-			line := p.String()
-			if e.color {
-				line = "\033[33m" + line + "\033[0m"
+			if a.json {
+				out.event(repair.Describe(a.cipherdir, ce, p))
+				return
 			}
-			fmt.Fprintln(e.stderr, line)
+			out.problem(p)
 		},
 	})
 	switch {
@@ -60,12 +72,130 @@ func runFsck(e *env, a *argContainer) error {
 	case err != nil:
 		return exitcodes.Errorf(exitcodes.Other, "fsck: %v", err)
 	}
-	if res.Skipped > 0 && os.Geteuid() != 0 {
-		e.log.Info(fmt.Sprintf("fsck: %d files could not be read for lack of permission; re-run as root to check them", res.Skipped), tlog.Grey())
+	return out.summary(res, 0)
+}
+
+// repairKillEnv names a test-only hook: when set to N, -repair kills
+// itself with SIGKILL after its N-th durable change, so that tests can
+// interrupt it at every point.
+const repairKillEnv = "GOCRYPTFS_TEST_REPAIR_KILL_AFTER"
+
+// runRepair implements -fsck -repair: refuse a mounted CIPHERDIR, repair,
+// and exit 0 when the result is clean (26 otherwise).
+func runRepair(ctx context.Context, e *env, a *argContainer, nt *nametransform.NameTransform, ce *contentenc.ContentEnc, out fsckOutput) error {
+	mi, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return exitcodes.Errorf(exitcodes.Other, "fsck -repair: cannot tell whether %s is mounted: %v", a.cipherdir, err)
+	}
+	err = repair.CheckNotMounted(a.cipherdir, mi)
+	mi.Close()
+	if err != nil {
+		return exitcodes.Errorf(exitcodes.Other, "fsck -repair: %v", err)
+	}
+	opts := repair.Options{
+		CipherDir:     a.cipherdir,
+		NameTransform: nt,
+		ContentEnc:    ce,
+		Logger:        e.log,
+		Report: func(ev repair.Event) {
+			if a.json {
+				out.event(ev)
+			} else {
+				out.human(ev)
+			}
+		},
+	}
+	if n, err := strconv.Atoi(os.Getenv(repairKillEnv)); err == nil && n > 0 {
+		opts.AfterStep = func(step int) {
+			if step == n {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			}
+		}
+	}
+	if !a.json {
+		e.log.Info("Checking and repairing filesystem...")
+	}
+	res, err := repair.Repair(ctx, opts)
+	switch {
+	case ctx.Err() != nil:
+		return exitcodes.Errorf(exitcodes.Other, "fsck -repair: aborted by signal after %d actions; run it again to finish", res.Actions)
+	case err != nil:
+		return exitcodes.Errorf(exitcodes.Other, "fsck -repair: %v", err)
+	}
+	return out.summary(res.Final, res.Actions)
+}
+
+// fsckOutput prints findings, actions and the summary, either as the
+// human-readable lines or as JSON objects (one per line) on stdout.
+type fsckOutput struct {
+	e    *env
+	json bool
+}
+
+func (o fsckOutput) event(ev repair.Event) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	fmt.Fprintln(o.e.stdout, string(b))
+}
+
+func (o fsckOutput) problem(p fsck.Problem) {
+	line := p.String()
+	if o.e.color {
+		line = "\033[33m" + line + "\033[0m"
+	}
+	fmt.Fprintln(o.e.stderr, line)
+}
+
+// human prints a finding as -fsck does and an action as one line.
+func (o fsckOutput) human(ev repair.Event) {
+	if ev.Type == "finding" {
+		line := ev.Line
+		if o.e.color {
+			line = "\033[33m" + line + "\033[0m"
+		}
+		fmt.Fprintln(o.e.stderr, line)
+		return
+	}
+	line := fmt.Sprintf("repair: %s %q", ev.Action, ev.CipherPath)
+	if ev.SalvagedTo != "" {
+		line += fmt.Sprintf(", saved as %q", ev.SalvagedTo)
+	}
+	if len(ev.Ranges) > 0 {
+		var lost uint64
+		for _, r := range ev.Ranges {
+			lost += r.End - r.Start
+		}
+		line += fmt.Sprintf(" (%d bytes lost, listed in .lost-ranges.txt)", lost)
+	}
+	if ev.QuarantinedTo != "" {
+		line += fmt.Sprintf(", original in %q", ev.QuarantinedTo)
+	}
+	o.e.log.Info(line)
+}
+
+// summary prints the last line and picks the exit code.
+func (o fsckOutput) summary(res fsck.Result, actions int) error {
+	if o.json {
+		clean := res.Clean()
+		o.event(repair.Event{Type: "summary", Corrupt: &res.Corrupt, Skipped: &res.Skipped, Repaired: &actions, Clean: &clean})
+	} else {
+		if res.Skipped > 0 && os.Geteuid() != 0 {
+			o.e.log.Info(fmt.Sprintf("fsck: %d files could not be read for lack of permission; re-run as root to check them", res.Skipped), tlog.Grey())
+		}
+		if res.Warnings > 0 {
+			o.e.log.Info(fmt.Sprintf("fsck: %d sync conflict copies (shown by a mount; merge or delete them through it)", res.Warnings))
+		}
+		if res.Clean() {
+			o.e.log.Info("fsck summary: no problems found", tlog.Green())
+		}
 	}
 	if res.Clean() {
-		e.log.Info("fsck summary: no problems found", tlog.Green())
 		return nil
+	}
+	if o.json {
+		return exitcodes.New(exitcodes.FsckErrors, nil)
 	}
 	return exitcodes.Errorf(exitcodes.FsckErrors, "fsck summary: %d corrupt files, %d files skipped", res.Corrupt, res.Skipped)
 }

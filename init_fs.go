@@ -33,6 +33,8 @@ func initFS(e *env, a *argContainer) error {
 		}
 	} else if err := checkDirEmpty(a.cipherdir); err != nil {
 		return exitcodes.Errorf(exitcodes.CipherDir, "Invalid cipherdir: %v", err)
+	} else {
+		warnBackingFS(e, a.cipherdir, false, false)
 	}
 	if a.isSet("scryptn") && (a.scryptn < configfile.ScryptMinLogN || a.scryptn > configfile.ScryptMaxLogN) {
 		return exitcodes.Errorf(exitcodes.WriteConf, "-scryptn %d is outside the allowed range %d..%d",
@@ -45,6 +47,14 @@ func initFS(e *env, a *argContainer) error {
 	defer cryptocore.Wipe(mk)
 	if len(a.extpass) == 0 && a.fido2 == "" {
 		e.log.Info("Choose a password for protecting your files.")
+	}
+	var slot *configfile.SlotSpec
+	if a.argon2id || a.label != "" {
+		spec, err := newSlotSpec(a, configfile.SlotPassword)
+		if err != nil {
+			return err
+		}
+		slot = &spec
 	}
 	pw, fido2Params, err := initPassword(e, a)
 	if err != nil {
@@ -65,6 +75,7 @@ func initFS(e *env, a *argContainer) error {
 		Reverse:            a.reverse,
 		LongNameMax:        a.longnamemax,
 		FIDO2:              fido2Params,
+		Slot:               slot,
 	})
 	if err != nil {
 		return exitcodes.Errorf(exitcodes.WriteConf, "Creating the config file failed: %v", err)

@@ -17,8 +17,17 @@ command -v gcc >/dev/null || missing+=(gcc)
 [[ -e /usr/include/openssl/evp.h ]] || missing+=(libssl-dev)
 command -v logger >/dev/null || missing+=(bsdutils)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
-# By path, not by PATH: a gocryptfs we installed ourselves is no reference.
+# setfacl and setfattr: the multi-user permission tests of fusefrontend.
+command -v setfacl >/dev/null || missing+=(acl)
+command -v setfattr >/dev/null || missing+=(attr)
+# The reference (interop and key-slot tests), by path, not by PATH: a
+# gocryptfs we installed ourselves is no reference.
 [[ -x /usr/bin/gocryptfs ]] || missing+=(gocryptfs)
+# tests/sync: sshfs to this machine's own sshd, and Syncthing.
+[[ -x /usr/sbin/sshd ]] || missing+=(openssh-server)
+command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+command -v sshfs >/dev/null || missing+=(sshfs)
+command -v syncthing >/dev/null || missing+=(syncthing)
 
 if ((${#missing[@]} > 0)); then
 	echo "install-deps.bash: installing ${missing[*]}"

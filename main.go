@@ -5,6 +5,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -58,6 +59,16 @@ func run(e *env) int {
 		}
 		fmt.Fprintln(e.stderr, msg)
 	}
+	return exitCode(err)
+}
+
+// exitCode picks the exit code for err: the one it carries, else 9 for an
+// over-long password, else exitcodes.From's default.
+func exitCode(err error) int {
+	var coded *exitcodes.Error
+	if !errors.As(err, &coded) && errors.Is(err, readpassword.ErrTooLong) {
+		return exitcodes.ReadPassword
+	}
 	return exitcodes.From(err)
 }
 
@@ -73,7 +84,7 @@ func dispatch(e *env) error {
 	}
 	e.logSwitch = tlog.NewSwitch(tlog.New(tlog.Options{
 		Stdout: e.stdout, Stderr: e.stderr,
-		Quiet: a.quiet, Debug: a.debug, Color: e.color, WPanic: a.wpanic,
+		Quiet: a.quiet || a.json, Debug: a.debug, Color: e.color, WPanic: a.wpanic,
 	}).Handler())
 	e.log = slog.New(e.logSwitch)
 	switch {
@@ -106,6 +117,10 @@ func dispatch(e *env) error {
 		return changePassword(e, a)
 	case a.fsck:
 		return runFsck(e, a)
+	case a.addkey:
+		return addKey(e, a)
+	case a.removekey:
+		return removeKey(e, a)
 	}
 	return mountAction(e, a)
 }

@@ -145,20 +145,9 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 	if a.reverse && !cf.IsFeatureFlagSet(configfile.FlagAESSIV) {
 		return nil, features{}, exitcodes.Errorf(exitcodes.Usage, "Reverse mode requires AES-SIV, but the config file %s does not have the AESSIV feature flag.", confPath)
 	}
-	if cf.IsFeatureFlagSet(configfile.FlagFIDO2) {
-		if a.fido2 == "" {
-			return nil, features{}, exitcodes.Errorf(exitcodes.Usage, "Masterkey encrypted using FIDO2 token; need to use the -fido2 option.")
-		}
-	}
-	pw, err := unlockPassword(e, a, cf)
+	mk, _, err = unlockConfig(e, a, cf)
 	if err != nil {
 		return nil, features{}, err
-	}
-	e.log.Info("Decrypting master key")
-	mk, err = cf.DecryptMasterKey(pw)
-	cryptocore.Wipe(pw)
-	if err != nil {
-		return nil, features{}, unlockError(err)
 	}
 	has := cf.IsFeatureFlagSet
 	plain := has(configfile.FlagPlaintextNames)
@@ -244,6 +233,7 @@ func buildCore(e *env, a *argContainer, mk []byte, f features) (*cryptocore.Cryp
 
 // newForwardFrontend builds the normal (plaintext view) frontend.
 func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (frontend, error) {
+	warnBackingFS(e, a.cipherdir, true, a.sharedstorage)
 	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{
 		CipherDir:          a.cipherdir,
 		PlaintextNames:     f.plaintextNames,

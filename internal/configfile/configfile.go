@@ -84,8 +84,8 @@ const (
 // FeatureFlag is one entry of the config's FeatureFlags array.
 type FeatureFlag string
 
-// The eleven feature flags a v2 reader knows (docs/format.md 2.3). Any other
-// string makes Load fail.
+// The feature flags this reader knows: the eleven of a v2 reader
+// (docs/format.md 2.3) plus FlagKeySlots. Any other string makes Load fail.
 const (
 	// FlagHKDF: subkeys and the key-wrapping key are derived with HKDF.
 	// Always written by -init; absent in filesystems from before v1.3.
@@ -114,9 +114,15 @@ const (
 	FlagRaw64 FeatureFlag = "Raw64"
 	// FlagFIDO2: the scrypt password comes from a FIDO2 token.
 	FlagFIDO2 FeatureFlag = "FIDO2"
+	// FlagKeySlots: the first key slot is one the reference cannot use
+	// (Argon2id, key file, or a slot-format wrap), so every slot lives in
+	// KeySlots and EncryptedKey is empty. The reference does not know this
+	// flag and refuses the config with its "unknown feature flag" error
+	// instead of misreading it. Not set when only extra slots exist.
+	FlagKeySlots FeatureFlag = "KeySlots"
 )
 
-// KnownFlags returns the eleven known feature flags in a fresh slice.
+// KnownFlags returns the twelve known feature flags in a fresh slice.
 //
 // Of these, -init always writes HKDF, EMENames (unless PlaintextNames),
 // LongNames (unless PlaintextNames) and Raw64 (unless PlaintextNames); their
@@ -126,16 +132,16 @@ func KnownFlags() []FeatureFlag {
 	return []FeatureFlag{
 		FlagHKDF, FlagGCMIV128, FlagXChaCha20Poly1305, FlagAESSIV,
 		FlagPlaintextNames, FlagEMENames, FlagDirIV, FlagLongNames,
-		FlagLongNameMax, FlagRaw64, FlagFIDO2,
+		FlagLongNameMax, FlagRaw64, FlagFIDO2, FlagKeySlots,
 	}
 }
 
-// Known reports whether f is one of the eleven known flags.
+// Known reports whether f is one of the twelve known flags.
 func (f FeatureFlag) Known() bool {
 	switch f {
 	case FlagHKDF, FlagGCMIV128, FlagXChaCha20Poly1305, FlagAESSIV,
 		FlagPlaintextNames, FlagEMENames, FlagDirIV, FlagLongNames,
-		FlagLongNameMax, FlagRaw64, FlagFIDO2:
+		FlagLongNameMax, FlagRaw64, FlagFIDO2, FlagKeySlots:
 		return true
 	}
 	return false
@@ -198,6 +204,13 @@ type ConfFile struct {
 	FIDO2 *FIDO2Params `json:"FIDO2,omitempty"`
 	// LongNameMax is the long-name threshold; 0 (omitted) means unset.
 	LongNameMax uint8 `json:"LongNameMax,omitempty"`
+	// FirstKeySlot holds the label and creation time of the slot stored
+	// in EncryptedKey/ScryptObject; omitted when neither is known. The
+	// reference ignores it.
+	FirstKeySlot *SlotMeta `json:"FirstKeySlot,omitempty"`
+	// KeySlots are the further key slots (all slots with FlagKeySlots).
+	// The reference ignores this field.
+	KeySlots []KeySlot `json:"KeySlots,omitempty"`
 
 	// path is where the file was loaded from / will be written to.
 	path string
@@ -256,7 +269,18 @@ func (cf *ConfFile) Info() string {
 	line("Creator", "%s", cf.Creator)
 	line("FeatureFlags", "%s", strings.Join(flags, " "))
 	line("EncryptedKey", "%dB", len(cf.EncryptedKey))
-	line("ScryptObject", "Salt=%dB N=%d R=%d P=%d KeyLen=%d", len(s.Salt), s.N, s.R, s.P, s.KeyLen)
+	if cf.IsFeatureFlagSet(FlagKeySlots) {
+		line("ScryptObject", "unused placeholder (all key slots are in KeySlots)")
+	} else {
+		line("ScryptObject", "Salt=%dB N=%d R=%d P=%d KeyLen=%d", len(s.Salt), s.N, s.R, s.P, s.KeyLen)
+	}
 	line("contentEncryption", "%s", cf.ContentCipher())
+	if cf.hasSlotData() {
+		slots := cf.Slots()
+		line("KeySlots", "%d", len(slots))
+		for i := range slots {
+			line(fmt.Sprintf("  slot %d", i), "%s", slots[i].Describe())
+		}
+	}
 	return b.String()
 }

@@ -112,7 +112,8 @@ func TestKEKIntermediates(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			kek, err := c.cf.deriveKEK([]byte("test"))
+			slot := c.cf.Slots()[0]
+			kek, err := c.cf.deriveKEK(&slot, []byte("test"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +226,7 @@ func TestAccessors(t *testing.T) {
 			t.Errorf("%s not Known", f)
 		}
 	}
-	if len(KnownFlags()) != 11 || FeatureFlag("hkdf").Known() {
+	if len(KnownFlags()) != 12 || FeatureFlag("hkdf").Known() {
 		t.Error("flag knowledge wrong")
 	}
 	for n, want := range map[int]int{1024: 10, 65536: 16, 1 << 28: 28, 1500: 11, 1400: 10, 0: 0} {

@@ -38,6 +38,10 @@ type CreateArgs struct {
 	LongNameMax uint8
 	// FIDO2, when non-nil, sets the FIDO2 flag and is stored in the config.
 	FIDO2 *FIDO2Params
+	// Slot, when non-nil, gives the first key slot's label and KDF
+	// (-label, -argon2id); its Kind and FIDO2 are taken from the fields
+	// above. Nil writes exactly what the reference's -init writes.
+	Slot *SlotSpec
 }
 
 // Create builds a new, validated config exactly as -init does and wraps
@@ -103,8 +107,21 @@ func Create(args CreateArgs) (*ConfFile, []byte, error) {
 	if mk == nil {
 		mk = cryptocore.RandBytes(cryptocore.KeyLen)
 	}
-	if err := cf.EncryptMasterKey(mk, args.Password, logN); err != nil {
-		return nil, nil, err
+	if args.Slot == nil {
+		if err := cf.EncryptMasterKey(mk, args.Password, logN); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		spec := *args.Slot
+		spec.Kind, spec.FIDO2, spec.ScryptLogN = SlotPassword, args.FIDO2, logN
+		if args.FIDO2 != nil {
+			spec.Kind = SlotFIDO2
+		}
+		s, err := cf.newSlot(mk, args.Password, spec, true, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		cf.setSlots([]KeySlot{s})
 	}
 	if err := cf.Validate(); err != nil {
 		return nil, nil, err

@@ -40,6 +40,21 @@ var (
 
 	// ErrNoPath: WriteFile was called on a ConfFile without a path.
 	ErrNoPath = errors.New("config file path not set")
+
+	// ErrArgon2idParams: requested Argon2id parameters are outside the
+	// accepted limits when wrapping a key (exit 13, like ErrScryptParams).
+	// Weak parameters inside a loaded slot are a *ValidationError instead.
+	ErrArgon2idParams = errors.New("argon2id parameters out of range")
+
+	// ErrNoSlot: the config has no usable key slot for the kind of secret
+	// given (e.g. a key file for a config without key-file slots).
+	ErrNoSlot = errors.New("no key slot for this kind of secret")
+
+	// ErrLastSlot: removing the only key slot would lock everyone out.
+	ErrLastSlot = errors.New("refusing to remove the last key slot")
+
+	// ErrTooManySlots: adding a slot would exceed MaxKeySlots.
+	ErrTooManySlots = errors.New("too many key slots")
 )
 
 // Validation rule numbers carried by ValidationError.Rule. 1..9 are the
@@ -55,6 +70,7 @@ const (
 	RulePlaintextNames    = 8  // PlaintextNames forbids name-encryption flags
 	RuleLongNameMax       = 9  // LongNameMax field and flag go together
 	RuleFIDO2             = 10 // FIDO2 flag needs the FIDO2 object (beyond the spec: without it the config cannot be unlocked)
+	RuleKeySlots          = 11 // key-slot layout (KeySlots flag, slot count) and each slot's own parameters
 )
 
 // ValidationError reports why a syntactically valid config was refused.

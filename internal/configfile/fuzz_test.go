@@ -11,8 +11,12 @@ import (
 
 // FuzzParse feeds arbitrary bytes to Parse. It must never panic, and every
 // accepted config must survive Marshal → Parse unchanged and be safe to
-// summarize and (when scrypt is cheap) to unwrap.
+// summarize and (when the KDFs are cheap) to unwrap, through every key
+// slot.
 func FuzzParse(f *testing.F) {
+	for _, seed := range slotSeeds(f) {
+		f.Add(seed)
+	}
 	f.Add([]byte(testutil.TV1Config))
 	f.Add([]byte(""))
 	f.Add([]byte("{}"))
@@ -52,11 +56,65 @@ func FuzzParse(f *testing.F) {
 		if n := cf.EffectiveLongNameMax(); n < 1 || n > MaxLongNameMax {
 			t.Fatalf("EffectiveLongNameMax %d", n)
 		}
-		s := cf.ScryptObject
-		if s.N <= 2048 && s.R <= 16 && s.P <= 2 {
-			if mk, err := cf.DecryptMasterKey([]byte("test")); err == nil && len(mk) != 32 {
-				t.Fatalf("master key of %d bytes", len(mk))
+		slots := cf.Slots()
+		if len(slots) == 0 || len(slots) > MaxKeySlots {
+			t.Fatalf("%d slots", len(slots))
+		}
+		cheap := len(slots) <= 4
+		for i := range slots {
+			_ = slots[i].Describe()
+			cheap = cheap && cheapSlot(&slots[i])
+		}
+		if !cheap {
+			return
+		}
+		if mk, err := cf.DecryptMasterKey([]byte("test")); err == nil && len(mk) != 32 {
+			t.Fatalf("master key of %d bytes", len(mk))
+		}
+		for _, kind := range []SlotKind{SlotPassword, SlotKeyFile, SlotFIDO2} {
+			mk, i, err := cf.Unlock(kind, func(int, *KeySlot) ([]byte, error) { return []byte("test"), nil })
+			if err == nil && (len(mk) != 32 || slots[i].Kind != kind) {
+				t.Fatalf("Unlock(%s): %d-byte key from slot %d", kind, len(mk), i)
 			}
 		}
 	})
+}
+
+// cheapSlot reports whether unwrapping s costs little enough for fuzzing.
+func cheapSlot(s *KeySlot) bool {
+	if p := s.Scrypt; p != nil && (p.N > 2048 || p.R > 16 || p.P > 2) {
+		return false
+	}
+	if p := s.Argon2id; p != nil && (p.Memory > 2*Argon2idMinMemory || p.Time > 2 || p.Threads > 4) {
+		return false
+	}
+	return true
+}
+
+// slotSeeds returns configs using the key-slot fields: extra slots of every
+// kind and KDF, and a FlagKeySlots config, all with password "test".
+func slotSeeds(f *testing.F) [][]byte {
+	cheapA := &Argon2idParams{Time: 1, Memory: Argon2idMinMemory, Threads: 1}
+	cf, mk, err := Create(CreateArgs{Password: []byte("test"), LogN: ScryptMinLogN, Slot: &SlotSpec{Label: "first"}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	specs := []SlotSpec{
+		{Kind: SlotPassword, Argon2id: cheapA, Label: "argon"},
+		{Kind: SlotKeyFile, ScryptLogN: ScryptMinLogN},
+		{Kind: SlotFIDO2, ScryptLogN: ScryptMinLogN, FIDO2: &FIDO2Params{CredentialID: []byte("c"), HMACSalt: []byte("s")}},
+	}
+	for _, s := range specs {
+		if _, err := cf.AddSlot(mk, []byte("test"), s); err != nil {
+			f.Fatal(err)
+		}
+	}
+	multi, _ := cf.Marshal()
+	// A slot with a value of the wrong JSON type (kept, unusable).
+	broken := bytes.Replace(multi, []byte(`"Label": "argon"`), []byte(`"Label": 7`), 1)
+	if err := cf.RemoveSlot(0); err != nil {
+		f.Fatal(err)
+	}
+	flagged, _ := cf.Marshal()
+	return [][]byte{multi, broken, flagged}
 }

@@ -11,18 +11,28 @@ import (
 	"gocryptfs/internal/cryptocore"
 )
 
-// DecryptMasterKey unwraps the master key with password (docs/format.md
-// 2.4–2.6): scrypt → KEK (HKDF-derived with the HKDF flag, else the scrypt
-// output itself) → AES-256-GCM open with a 16-byte (12 without HKDF) nonce
-// and 8 zero bytes of associated data.
+// DecryptMasterKey unwraps the master key of slot 0 with password: for a
+// reference-format slot (docs/format.md 2.4–2.6) scrypt → KEK (HKDF-derived with
+// the HKDF flag, else the scrypt output itself) → AES-256-GCM open with a
+// 16-byte (12 without HKDF) nonce and 8 zero bytes of associated data.
+// Unlock tries every slot.
 //
 // It returns ErrWrongPassword on authentication failure and ErrCorruptKey
 // when EncryptedKey has the wrong length or an all-zero nonce. The caller
 // owns the returned 32-byte key and should wipe it with cryptocore.Wipe.
 // The password is neither stored nor modified.
 func (cf *ConfFile) DecryptMasterKey(password []byte) ([]byte, error) {
-	nonceLen := cf.wrapNonceLen()
-	ek := cf.EncryptedKey
+	slots := cf.Slots()
+	if err := slots[0].Validate(); err != nil {
+		return nil, fmt.Errorf("key slot 0: %w", err)
+	}
+	return cf.openSlot(&slots[0], password)
+}
+
+// openSlot unwraps the master key stored in s with secret.
+func (cf *ConfFile) openSlot(s *KeySlot, secret []byte) ([]byte, error) {
+	nonceLen := cf.slotNonceLen(s)
+	ek := s.EncryptedKey
 	if want := nonceLen + cryptocore.KeyLen + cryptocore.TagLen; len(ek) != want {
 		return nil, fmt.Errorf("%w: %d bytes, want %d", ErrCorruptKey, len(ek), want)
 	}
@@ -30,25 +40,30 @@ func (cf *ConfFile) DecryptMasterKey(password []byte) ([]byte, error) {
 	if allZero(nonce) {
 		return nil, fmt.Errorf("%w: all-zero nonce", ErrCorruptKey)
 	}
-	aead, err := cf.keyWrapAEAD(password, nonceLen)
+	aad, err := slotAAD(s)
 	if err != nil {
 		return nil, err
 	}
-	mk, err := aead.Open(nil, nonce, ek[nonceLen:], wrapAAD())
+	aead, err := cf.slotAEAD(s, secret)
+	if err != nil {
+		return nil, err
+	}
+	mk, err := aead.Open(nil, nonce, ek[nonceLen:], aad)
 	if err != nil {
 		return nil, ErrWrongPassword
 	}
 	return mk, nil
 }
 
-// EncryptMasterKey (re)wraps masterKey with password, as -init and
-// -passwd do: a fresh 32-byte salt, R = 8, P = 1, KeyLen = 32, a fresh
-// random nonce and a new EncryptedKey. N becomes 2^logN; logN <= 0 keeps
-// the current N (the -passwd default). A logN outside
+// EncryptMasterKey (re)wraps masterKey with password in slot 0 in the
+// reference's format, as -init does: a fresh 32-byte salt, R = 8, P = 1,
+// KeyLen = 32, a fresh random nonce and a new EncryptedKey. N becomes
+// 2^logN; logN <= 0 keeps the current N. A logN outside
 // ScryptMinLogN..ScryptMaxLogN yields ErrScryptParams — callers that got an
 // explicit -scryptn below 1 from the user must refuse it themselves, since
-// 0 means "keep". Creator, flags and the other fields are not touched.
-// On error cf is unchanged.
+// 0 means "keep". Creator, flags and the other slots are not touched; the
+// config must not have FlagKeySlots (use ReplaceSlot). On error cf is
+// unchanged.
 func (cf *ConfFile) EncryptMasterKey(masterKey, password []byte, logN int) error {
 	nonce := cryptocore.RandBytes(cf.wrapNonceLen())
 	for allZero(nonce) { // an all-zero nonce would be refused by readers
@@ -63,8 +78,8 @@ func (cf *ConfFile) encryptMasterKey(masterKey, password []byte, logN int, salt,
 	if len(masterKey) != cryptocore.KeyLen {
 		return cryptocore.ErrBadKeyLen
 	}
-	if len(nonce) != cf.wrapNonceLen() {
-		return fmt.Errorf("wrap nonce is %d bytes, want %d", len(nonce), cf.wrapNonceLen())
+	if cf.IsFeatureFlagSet(FlagKeySlots) {
+		return fmt.Errorf("feature flag %s is set: slot 0 is not in the reference's fields", FlagKeySlots)
 	}
 	n := cf.ScryptObject.N
 	if logN > 0 {
@@ -77,25 +92,42 @@ func (cf *ConfFile) encryptMasterKey(masterKey, password []byte, logN int, salt,
 	if err := validateScrypt(&params); err != nil {
 		return fmt.Errorf("%w: %w", ErrScryptParams, err)
 	}
-	old := cf.ScryptObject
+	s := KeySlot{Kind: SlotPassword, KDF: KDFScrypt, Scrypt: &params, legacy: true}
+	if err := cf.wrapSlot(&s, masterKey, password, nonce); err != nil {
+		return err
+	}
 	cf.ScryptObject = params
-	aead, err := cf.keyWrapAEAD(password, len(nonce))
+	cf.EncryptedKey = s.EncryptedKey
+	return nil
+}
+
+// wrapSlot seals masterKey under secret with the slot's parameters and
+// the given nonce and stores the result in s.EncryptedKey.
+func (cf *ConfFile) wrapSlot(s *KeySlot, masterKey, secret, nonce []byte) error {
+	if len(nonce) != cf.slotNonceLen(s) {
+		return fmt.Errorf("wrap nonce is %d bytes, want %d", len(nonce), cf.slotNonceLen(s))
+	}
+	s.EncryptedKey = nil
+	aad, err := slotAAD(s)
 	if err != nil {
-		cf.ScryptObject = old
+		return err
+	}
+	aead, err := cf.slotAEAD(s, secret)
+	if err != nil {
 		return err
 	}
 	ek := make([]byte, 0, len(nonce)+len(masterKey)+aead.Overhead())
 	ek = append(ek, nonce...)
-	cf.EncryptedKey = aead.Seal(ek, nonce, masterKey, wrapAAD())
+	s.EncryptedKey = aead.Seal(ek, nonce, masterKey, aad)
 	return nil
 }
 
-// keyWrapAEAD derives the key-encryption key from password and the scrypt
-// parameters and returns the AES-256-GCM instance that (un)wraps the
-// master key. The intermediate key material is wiped before returning;
-// only the cipher's internal key schedule remains.
-func (cf *ConfFile) keyWrapAEAD(password []byte, nonceLen int) (cipher.AEAD, error) {
-	kek, err := cf.deriveKEK(password)
+// slotAEAD derives the key-encryption key of slot s from secret and
+// returns the AES-256-GCM instance that (un)wraps the master key. The
+// intermediate key material is wiped before returning; only the cipher's
+// internal key schedule remains.
+func (cf *ConfFile) slotAEAD(s *KeySlot, secret []byte) (cipher.AEAD, error) {
+	kek, err := cf.deriveKEK(s, secret)
 	if err != nil {
 		return nil, err
 	}
@@ -104,24 +136,47 @@ func (cf *ConfFile) keyWrapAEAD(password []byte, nonceLen int) (cipher.AEAD, err
 	if err != nil {
 		return nil, fmt.Errorf("key wrapping cipher: %w", err)
 	}
-	return cipher.NewGCMWithNonceSize(block, nonceLen)
+	return cipher.NewGCMWithNonceSize(block, cf.slotNonceLen(s))
 }
 
-// deriveKEK computes the key-encryption key (docs/format.md 2.5).
-func (cf *ConfFile) deriveKEK(password []byte) ([]byte, error) {
-	s := &cf.ScryptObject
-	out, err := scrypt.Key(password, s.Salt, s.N, s.R, s.P, s.KeyLen)
-	if err != nil {
-		// Validation excludes every parameter scrypt refuses, so this
-		// only happens for a hand-modified ConfFile.
-		return nil, fmt.Errorf("%w: %w", ErrScryptParams, err)
+// deriveKEK computes the key-encryption key: docs/format.md 2.5 for a
+// reference-format slot, HKDF(KDF output, slotKEKInfo) otherwise.
+func (cf *ConfFile) deriveKEK(s *KeySlot, secret []byte) ([]byte, error) {
+	var out []byte
+	switch {
+	case s.KDF == KDFScrypt && s.Scrypt != nil:
+		p := s.Scrypt
+		var err error
+		out, err = scrypt.Key(secret, p.Salt, p.N, p.R, p.P, p.KeyLen)
+		if err != nil {
+			// Validation excludes every parameter scrypt refuses, so this
+			// only happens for a hand-modified ConfFile.
+			return nil, fmt.Errorf("%w: %w", ErrScryptParams, err)
+		}
+	case s.KDF == KDFArgon2id && s.Argon2id != nil:
+		out = s.Argon2id.key(secret)
+	default:
+		return nil, fmt.Errorf("key slot has no usable KDF %q", s.KDF)
 	}
-	if !cf.IsFeatureFlagSet(FlagHKDF) {
+	if s.legacy && !cf.IsFeatureFlagSet(FlagHKDF) {
 		return out, nil
 	}
-	kek := cryptocore.HKDF(out, cryptocore.InfoGCM, cryptocore.KeyLen)
+	info := slotKEKInfo
+	if s.legacy {
+		info = cryptocore.InfoGCM
+	}
+	kek := cryptocore.HKDF(out, info, cryptocore.KeyLen)
 	cryptocore.Wipe(out)
 	return kek, nil
+}
+
+// slotNonceLen is the wrap nonce length of s: the reference's for a
+// reference-format slot, slotNonceLen otherwise.
+func (cf *ConfFile) slotNonceLen(s *KeySlot) int {
+	if s.legacy {
+		return cf.wrapNonceLen()
+	}
+	return slotNonceLen
 }
 
 // wrapNonceLen is 16 with the HKDF flag and 12 for legacy configs.

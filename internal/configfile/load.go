@@ -70,7 +70,7 @@ func (cf *ConfFile) Validate() error {
 	return cf.validateFlags()
 }
 
-// validateFlags checks rules 3 to 10.
+// validateFlags checks rules 3 to 11.
 func (cf *ConfFile) validateFlags() error {
 	for _, f := range cf.FeatureFlags {
 		if !f.Known() {
@@ -113,7 +113,7 @@ func (cf *ConfFile) validateFlags() error {
 	if has(FlagFIDO2) && (cf.FIDO2 == nil || len(cf.FIDO2.CredentialID) == 0 || len(cf.FIDO2.HMACSalt) == 0) {
 		return invalid(RuleFIDO2, "feature flag %s is set but the FIDO2 credential is missing", FlagFIDO2)
 	}
-	return nil
+	return cf.validateSlotLayout()
 }
 
 func validateScrypt(s *ScryptParams) error {

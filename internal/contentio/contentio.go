@@ -47,6 +47,10 @@ type Options struct {
 	// half-written block; it is slow on btrfs (it defeats compression and
 	// copy-on-write), where the caller should set NoPrealloc (-noprealloc).
 	NoPrealloc bool
+	// SharedStorage makes concurrent access to a backing file by several
+	// mounts safe with byte-range locks and disables the file ID cache
+	// (see shared.go). All Files of one Table must agree on it.
+	SharedStorage bool
 	// Logger receives corruption reports and warnings. nil discards them.
 	Logger *slog.Logger
 }

@@ -110,8 +110,7 @@ func (f *File) Ino() uint64 {
 // of only 1..overhead bytes counts as one plaintext byte (reading it fails).
 // Both are logged once per inode.
 func (f *File) Size() (uint64, error) {
-	f.e.content.RLock()
-	defer f.e.content.RUnlock()
+	defer f.release(f.sharedLock(0, 0))
 	_, ps, err := f.sizes()
 	return ps, err
 }

@@ -30,8 +30,7 @@ func (f *File) ReadAt(dst []byte, off int64) (int, error) {
 		}
 		return 0, io.EOF // beyond any possible file size
 	}
-	f.e.content.RLock()
-	defer f.e.content.RUnlock()
+	defer f.release(f.sharedLock(uint64(off), uint64(len(dst))))
 	return f.readLocked(dst, uint64(off), true)
 }
 
@@ -106,7 +105,7 @@ func (f *File) readChunk(dst []byte, off uint64, logCorrupt bool) (int, error) {
 // read and validated from the header on disk. The caller holds the content
 // lock, shared or exclusive.
 func (f *File) fileID(logCorrupt bool) ([contentenc.FileIDLen]byte, error) {
-	if id, ok := f.e.cachedID(); ok {
+	if id, ok := f.e.cachedID(); ok && !f.opts.SharedStorage {
 		return id, nil
 	}
 	var buf [contentenc.HeaderLen]byte

@@ -17,8 +17,7 @@ import (
 // result is block-granular and conservative: it never skips data, but may
 // report a block of zeros as data.
 func (f *File) SeekData(off uint64) (uint64, error) {
-	f.e.content.RLock()
-	defer f.e.content.RUnlock()
+	defer f.release(f.sharedLock(0, 0))
 	_, ps, err := f.sizes()
 	if err != nil {
 		return 0, err
@@ -35,8 +34,7 @@ func (f *File) SeekData(off uint64) (uint64, error) {
 // backing filesystem's blocks, an isolated hole block next to data is
 // usually not recognised.
 func (f *File) SeekHole(off uint64) (uint64, error) {
-	f.e.content.RLock()
-	defer f.e.content.RUnlock()
+	defer f.release(f.sharedLock(0, 0))
 	cs, ps, err := f.sizes()
 	if err != nil {
 		return 0, err

@@ -94,6 +94,9 @@ type entry struct {
 	// preallocUnsupported remembers that the backing filesystem rejected
 	// fallocate, so that later writes do not retry it.
 	preallocUnsupported atomic.Bool
+	// lockUnsupported remembers that the backing filesystem rejected
+	// byte-range locks (SharedStorage).
+	lockUnsupported atomic.Bool
 }
 
 // acquire returns the entry for key with its reference count raised.

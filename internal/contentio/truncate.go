@@ -27,8 +27,7 @@ func (f *File) Truncate(size uint64) error {
 	if size > f.maxPlain {
 		return fmt.Errorf("contentio: truncate to %d: %w", size, syscall.EFBIG)
 	}
-	f.e.content.Lock()
-	defer f.e.content.Unlock()
+	defer f.release(f.exclusiveLock())
 	return f.truncateLocked(size)
 }
 
@@ -131,8 +130,7 @@ func (f *File) Allocate(off, length uint64, mode uint32) error {
 	if off > f.maxPlain || length > f.maxPlain-off {
 		return fmt.Errorf("contentio: fallocate [%d, +%d): %w", off, length, syscall.EFBIG)
 	}
-	f.e.content.Lock()
-	defer f.e.content.Unlock()
+	defer f.release(f.exclusiveLock())
 	if mode == 0 {
 		_, ps, err := f.sizes()
 		if err != nil {

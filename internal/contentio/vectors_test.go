@@ -306,19 +306,7 @@ func TestTV15Corruption(t *testing.T) {
 
 func flipByte(t *testing.T, path string, off int64) {
 	t.Helper()
-	fh, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	b := []byte{0}
-	if _, err := fh.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x40
-	if _, err := fh.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
+	testutil.FlipByte(t, path, off, 0x40)
 }
 
 func writeAtPath(t *testing.T, path string, b []byte, off int64) {

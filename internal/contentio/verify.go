@@ -40,8 +40,7 @@ func (f *File) Verify(ctx context.Context) error {
 // chunk) under the shared content lock, checking the header on the first
 // call. It returns the offset to continue at, or done at end of file.
 func (f *File) verifyStep(dst []byte, off uint64, checkHeader bool) (next uint64, done bool, err error) {
-	f.e.content.RLock()
-	defer f.e.content.RUnlock()
+	defer f.release(f.sharedLock(0, 0))
 	cs, ps, err := f.sizes()
 	if err != nil {
 		return 0, false, err

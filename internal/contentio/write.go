@@ -43,8 +43,7 @@ func (f *File) WriteAt(data []byte, off int64) (int, error) {
 	if len(data) == 0 {
 		return 0, nil
 	}
-	f.e.content.Lock()
-	defer f.e.content.Unlock()
+	defer f.release(f.writeLock(uint64(off), uint64(len(data))))
 	return f.writeLocked(data, uint64(off))
 }
 
@@ -53,8 +52,7 @@ func (f *File) WriteAt(data []byte, off int64) (int, error) {
 // returns the offset at which data was written and the number of bytes
 // written.
 func (f *File) Append(data []byte) (off int64, n int, err error) {
-	f.e.content.Lock()
-	defer f.e.content.Unlock()
+	defer f.release(f.exclusiveLock())
 	_, ps, err := f.sizes()
 	if err != nil {
 		return 0, 0, err

@@ -10,7 +10,6 @@ package cryptocore
 import (
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/sha256"
 	"crypto/sha512"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/rfjakob/eme"
 	"golang.org/x/crypto/chacha20poly1305"
-	"golang.org/x/crypto/hkdf"
 	"golang.org/x/sys/cpu"
 
 	"gocryptfs/internal/stupidgcm"
@@ -153,57 +151,96 @@ func AutoBackend(c ContentCipher) Backend {
 }
 
 // HKDF derives n bytes from ikm with HKDF-SHA256, an empty salt and the given
-// info string.
+// info string. n must be at most 255*32. No copy of ikm is left in memory
+// (see hkdf.go).
 func HKDF(ikm []byte, info string, n int) []byte {
-	out := make([]byte, n)
-	r := hkdf.New(sha256.New, ikm, nil, []byte(info))
-	if _, err := r.Read(out); err != nil {
-		// Only possible when n exceeds 255*32 bytes, which no caller asks for.
-		panic("cryptocore: HKDF output too long: " + err.Error())
-	}
-	return out
+	p := extract(ikm)
+	defer p.wipe()
+	return p.expand(info, n)
 }
 
 // ErrBadKeyLen is returned when a master key is not KeyLen bytes long.
 var ErrBadKeyLen = errors.New("master key must be 32 bytes")
 
-// ContentKey derives the content-cipher key from the master key. Without
-// HKDF (legacy filesystems) the master key itself is used for AES-GCM and
-// SHA-512 of it for AES-SIV; XChaCha20-Poly1305 requires HKDF.
-func ContentKey(masterKey []byte, c ContentCipher, useHKDF bool) ([]byte, error) {
+// deriver derives the subkeys of one master key: with HKDF the master key
+// goes through the extract step once, and every subkey is expanded from
+// the result; without HKDF (legacy filesystems) the subkeys are computed
+// from the master key directly. The caller wipes it.
+type deriver struct {
+	masterKey []byte // only without HKDF
+	prk       *prk   // only with HKDF
+}
+
+func newDeriver(masterKey []byte, useHKDF bool) (*deriver, error) {
 	if len(masterKey) != KeyLen {
 		return nil, ErrBadKeyLen
 	}
+	if useHKDF {
+		return &deriver{prk: extract(masterKey)}, nil
+	}
+	return &deriver{masterKey: masterKey}, nil
+}
+
+func (d *deriver) wipe() {
+	if d.prk != nil {
+		d.prk.wipe()
+	}
+}
+
+// contentKey derives the content-cipher key. Without HKDF the master key
+// itself is used for AES-GCM and SHA-512 of it for AES-SIV;
+// XChaCha20-Poly1305 requires HKDF.
+func (d *deriver) contentKey(c ContentCipher) ([]byte, error) {
+	useHKDF := d.prk != nil
 	switch c {
 	case AESGCM:
 		if useHKDF {
-			return HKDF(masterKey, InfoGCM, KeyLen), nil
+			return d.prk.expand(InfoGCM, KeyLen), nil
 		}
-		return append([]byte(nil), masterKey...), nil
+		return append([]byte(nil), d.masterKey...), nil
 	case AESSIV:
 		if useHKDF {
-			return HKDF(masterKey, InfoSIV, 64), nil
+			return d.prk.expand(InfoSIV, 64), nil
 		}
-		h := sha512.Sum512(masterKey)
+		h := sha512.Sum512(d.masterKey)
 		return h[:], nil
 	case XChaCha20Poly1305:
 		if !useHKDF {
 			return nil, errors.New("XChaCha20-Poly1305 requires HKDF")
 		}
-		return HKDF(masterKey, InfoXChaCha, KeyLen), nil
+		return d.prk.expand(InfoXChaCha, KeyLen), nil
 	}
 	return nil, fmt.Errorf("unknown content cipher %d", int(c))
 }
 
+// nameKey derives the EME key (also used for xattr names).
+func (d *deriver) nameKey() []byte {
+	if d.prk != nil {
+		return d.prk.expand(InfoEME, KeyLen)
+	}
+	return append([]byte(nil), d.masterKey...)
+}
+
+// ContentKey derives the content-cipher key from the master key. Without
+// HKDF (legacy filesystems) the master key itself is used for AES-GCM and
+// SHA-512 of it for AES-SIV; XChaCha20-Poly1305 requires HKDF.
+func ContentKey(masterKey []byte, c ContentCipher, useHKDF bool) ([]byte, error) {
+	d, err := newDeriver(masterKey, useHKDF)
+	if err != nil {
+		return nil, err
+	}
+	defer d.wipe()
+	return d.contentKey(c)
+}
+
 // NameKey derives the EME key (also used for xattr names).
 func NameKey(masterKey []byte, useHKDF bool) ([]byte, error) {
-	if len(masterKey) != KeyLen {
-		return nil, ErrBadKeyLen
+	d, err := newDeriver(masterKey, useHKDF)
+	if err != nil {
+		return nil, err
 	}
-	if useHKDF {
-		return HKDF(masterKey, InfoEME, KeyLen), nil
-	}
-	return append([]byte(nil), masterKey...), nil
+	defer d.wipe()
+	return d.nameKey(), nil
 }
 
 // NewAEAD constructs the content AEAD for cipher c from an already derived
@@ -273,14 +310,16 @@ type CryptoCore struct {
 // keeps ownership of masterKey and should wipe it when done; CryptoCore keeps
 // its own copies of the subkeys, which Wipe clears.
 func New(masterKey []byte, opts Options) (*CryptoCore, error) {
-	ck, err := ContentKey(masterKey, opts.Cipher, opts.HKDF)
+	d, err := newDeriver(masterKey, opts.HKDF)
 	if err != nil {
 		return nil, err
 	}
-	nk, err := NameKey(masterKey, opts.HKDF)
+	defer d.wipe()
+	ck, err := d.contentKey(opts.Cipher)
 	if err != nil {
 		return nil, err
 	}
+	nk := d.nameKey()
 	a, backend, err := NewAEAD(opts.Cipher, opts.Backend, ck)
 	if err != nil {
 		Wipe(ck)

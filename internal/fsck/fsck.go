@@ -21,12 +21,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"gocryptfs/internal/conflictname"
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/contentio"
 	"gocryptfs/internal/nametransform"
@@ -61,6 +63,16 @@ const (
 	// Skipped: an entry that could not be checked for lack of permission.
 	// It is not counted as corrupt.
 	Skipped
+	// OrphanLongName: a long-name companion ".name" file whose hashed
+	// entry does not exist, nor a sync tool's conflict copy of it (left by
+	// an interrupted create or delete, or by a sync tool). A mount ignores
+	// it; -fsck -repair quarantines it.
+	OrphanLongName
+	// SyncConflict: a sync tool's conflict copy of an entry, or an entry
+	// under a conflict copy of gocryptfs.diriv (a directory created on two
+	// machines). A mount shows it (nametransform/conflict.go) and it is
+	// checked like any entry; it is a warning, not counted as corrupt.
+	SyncConflict
 )
 
 // Problem is one finding. Its String method gives the line -fsck prints.
@@ -73,8 +85,10 @@ type Problem struct {
 	// CipherPath is the path of the affected backing entry relative to
 	// CIPHERDIR.
 	CipherPath string
-	// Name is the ciphertext name (CorruptName), or the stored or
-	// decrypted xattr name (XattrNameError, XattrValueError).
+	// Name is the ciphertext name (CorruptName, OrphanLongName), the stored
+	// or decrypted xattr name (XattrNameError, XattrValueError), or
+	// gocryptfs.diriv for a DirError caused by a missing or invalid
+	// directory IV (as opposed to a directory that cannot be listed).
 	Name string
 	// Ino is the backing inode number of a file (FileError).
 	Ino uint64
@@ -107,6 +121,10 @@ func (p Problem) String() string {
 		return fmt.Sprintf("fsck: error reading xattr %q from %q: %v", p.Name, p.Path, p.Err)
 	case Skipped:
 		return fmt.Sprintf("fsck: skipping %q: %v", p.Path, p.Err)
+	case OrphanLongName:
+		return fmt.Sprintf("fsck: orphan long name file in dir %q: %q", p.Path, p.Name)
+	case SyncConflict:
+		return fmt.Sprintf("fsck: warning: sync conflict in dir %q: %q shown as %q", p.Path, p.CipherPath, p.Name)
 	}
 	return fmt.Sprintf("fsck: problem %d with %q: %v", int(p.Kind), p.Path, p.Err)
 }
@@ -133,6 +151,9 @@ type Result struct {
 	Corrupt int
 	// Skipped is the number of entries not checked for lack of permission.
 	Skipped int
+	// Warnings counts SyncConflict findings; they do not make a check
+	// unclean.
+	Warnings int
 }
 
 // Clean reports whether nothing was found and nothing skipped.
@@ -206,9 +227,12 @@ type checker struct {
 
 // report records a problem and hands it to the caller.
 func (c *checker) report(p Problem) {
-	if p.Kind == Skipped {
+	switch p.Kind {
+	case Skipped:
 		c.res.Skipped++
-	} else {
+	case SyncConflict:
+		c.res.Warnings++
+	default:
 		c.res.Corrupt++
 	}
 	c.log.Debug("fsck problem", "kind", int(p.Kind), "path", p.Path, "cipherPath", p.CipherPath, "err", p.Err)
@@ -254,7 +278,11 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 	if c.nt.UsesDirIV() {
 		var err error
 		if iv, err = nametransform.ReadDirIVAt(fd); err != nil {
-			c.problem(DirError, plainDir, cipherDir, err)
+			if denied(err) {
+				c.problem(DirError, plainDir, cipherDir, err)
+			} else {
+				c.report(Problem{Kind: DirError, Path: plainDir, CipherPath: cipherDir, Name: nametransform.DirIVFilename, Err: err})
+			}
 			return
 		}
 	}
@@ -265,8 +293,18 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 	}
 	slices.SortFunc(ents, func(a, b syscallcompat.DirEntry) int { return strings.Compare(a.Name, b.Name) })
 	children := make([]child, 0, len(ents))
+	var failed []syscallcompat.DirEntry
+	var failedErr []error
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name)
+	}
+	alts, badIVs := c.nt.ReadAltIVsAt(fd, names)
 	for _, e := range ents {
 		k := c.nt.Classify(e.Name, isRoot)
+		if k == nametransform.KindLongNameFile {
+			c.orphan(ents, plainDir, cipherDir, e.Name)
+		}
 		if k.Hidden() || k == nametransform.KindDot {
 			continue
 		}
@@ -277,16 +315,25 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 			continue
 		}
 		plain, err := c.nt.DecryptNameAt(fd, e.Name, iv)
+		if err == nil && c.nt.PreferAlt(fd, e.Name, plain, alts) {
+			err = nametransform.ErrBadName
+		}
 		if err != nil {
 			if denied(err) {
 				c.report(Problem{Kind: Skipped, Path: join(plainDir, e.Name), CipherPath: join(cipherDir, e.Name), Err: err})
 				continue
 			}
-			c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, e.Name), Name: e.Name, Err: err})
+			if c.nt.IsHiddenConflict(e.Name, isRoot) || conflictname.IsToolFile(e.Name) {
+				// Sync tools' own files, never entries.
+				continue
+			}
+			failed = append(failed, e)
+			failedErr = append(failedErr, err)
 			continue
 		}
 		children = append(children, child{plain: plain, cipher: e.Name})
 	}
+	children = c.conflicts(fd, plainDir, cipherDir, iv, alts, badIVs, children, failed, failedErr)
 	slices.SortFunc(children, func(a, b child) int { return cmp.Compare(a.plain, b.plain) })
 	for _, ch := range children {
 		if c.ctx.Err() != nil {
@@ -294,6 +341,51 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 		}
 		c.entry(fd, join(plainDir, ch.plain), join(cipherDir, ch.cipher), ch.cipher)
 	}
+}
+
+// orphan reports the companion file name (of the sorted listing ents) if
+// neither its hashed entry nor a sync tool's conflict copy of that entry
+// (which a mount shows under the companion's name) exists.
+func (c *checker) orphan(ents []syscallcompat.DirEntry, plainDir, cipherDir, name string) {
+	hashed := strings.TrimSuffix(name, nametransform.LongNameSuffix)
+	if _, found := slices.BinarySearchFunc(ents, hashed, func(e syscallcompat.DirEntry, n string) int {
+		return strings.Compare(e.Name, n)
+	}); found {
+		return
+	}
+	for _, e := range ents {
+		if _, ok := conflictname.BaseIs(e.Name, hashed); ok {
+			return
+		}
+	}
+	c.report(Problem{Kind: OrphanLongName, Path: plainDir, CipherPath: join(cipherDir, name), Name: name})
+}
+
+// conflicts adds the failed entries that a mount shows as sync conflict
+// copies or under an alternative IV (with a warning each) to children, and
+// reports the others as corrupt names.
+func (c *checker) conflicts(fd int, plainDir, cipherDir string, iv []byte, alts []nametransform.AltIV, badIVs map[string]error, children []child, failed []syscallcompat.DirEntry, failedErr []error) []child {
+	for _, name := range slices.Sorted(maps.Keys(badIVs)) {
+		c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, name), Name: name, Err: badIVs[name]})
+	}
+	if len(failed) == 0 {
+		return children
+	}
+	taken := make(map[string]bool, len(children))
+	for _, ch := range children {
+		taken[ch.plain] = true
+	}
+	for i, e := range failed {
+		shown, _, ok := c.nt.DisplayConflictAt(fd, e.Name, iv, alts, func(s string) bool { return taken[s] })
+		if !ok || taken[shown] {
+			c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, e.Name), Name: e.Name, Err: failedErr[i]})
+			continue
+		}
+		taken[shown] = true
+		c.report(Problem{Kind: SyncConflict, Path: plainDir, CipherPath: join(cipherDir, e.Name), Name: shown})
+		children = append(children, child{plain: shown, cipher: e.Name})
+	}
+	return children
 }
 
 // entry checks one decrypted entry of the directory dirfd.

@@ -310,6 +310,10 @@ var faults = []fault{
 		v[n-1] ^= 1
 		unix.Setxattr(p, sn, v[:n], 0)
 	}, fsck.XattrValueError, "dir1", `"user.dirattr"`},
+	{"orphan long-name file", func(f *fsys) {
+		p := filepath.Join(f.path(f.encs["dir1"]), "gocryptfs.longname."+strings.Repeat("Q", 43)+".name")
+		os.WriteFile(p, []byte("orphan"), 0o444)
+	}, fsck.OrphanLongName, "dir1", "orphan long name file"},
 	{"corrupt xattr name", func(f *fsys) {
 		unix.Setxattr(f.path(f.encs["one"]), "user.gocryptfs.notbase64!", []byte("x"), 0)
 	}, fsck.XattrNameError, "one", "user.gocryptfs.notbase64!"},
@@ -318,7 +322,7 @@ var faults = []fault{
 func TestFaults(t *testing.T) {
 	for _, v := range variants {
 		for _, fl := range faults {
-			if v.plaintext && (fl.kind == fsck.CorruptName || fl.kind == fsck.DirError || fl.kind == fsck.SymlinkError) {
+			if v.plaintext && (fl.kind == fsck.CorruptName || fl.kind == fsck.DirError || fl.kind == fsck.SymlinkError || fl.kind == fsck.OrphanLongName) {
 				continue // no name encryption, no IVs, targets stored verbatim
 			}
 			if v.deterministic && fl.kind == fsck.DirError {
@@ -347,6 +351,31 @@ func TestFaults(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestQuarantineSkipped: gocryptfs.quarantine in the root holds what
+// -fsck -repair took out; it is never read as filesystem content.
+func TestQuarantineSkipped(t *testing.T) {
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			f := newFS(t, v)
+			f.populate()
+			q := filepath.Join(f.dir, "gocryptfs.quarantine", "20260102T030405Z")
+			if err := os.MkdirAll(q, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(q, "junk"), []byte("junk"), 0o600)
+			os.WriteFile(filepath.Join(f.dir, "gocryptfs.quarantine", "20260102T030405Z.journal"), []byte("{}"), 0o600)
+			if res, probs := f.check(); !res.Clean() {
+				t.Errorf("quarantine checked: %v", probs)
+			}
+			// Elsewhere the name is nothing special.
+			os.Mkdir(filepath.Join(f.path(f.encs["dir1"]), "gocryptfs.quarantine"), 0o700)
+			if res, _ := f.check(); res.Clean() != v.plaintext {
+				t.Errorf("gocryptfs.quarantine outside the root: clean=%v", res.Clean())
+			}
+		})
 	}
 }
 

@@ -28,6 +28,22 @@ type entry struct {
 	// ref, if set, is the reference dirfd belongs to (a shared, cached
 	// fd that must not be closed directly); else dirfd is owned.
 	ref *dirRef
+	// longBase is set when cName is a sync tool's conflict copy of the
+	// hashed long name longBase, whose companion file it shares.
+	longBase string
+	// st is the stat of the backing entry taken while resolving it, when
+	// stOK; stat uses it instead of asking again within one operation.
+	st   unix.Stat_t
+	stOK bool
+}
+
+// stat stats the backing entry (its parent directory for the root).
+func (e *entry) stat(st *unix.Stat_t) error {
+	if e.stOK {
+		*st = e.st
+		return nil
+	}
+	return syscallcompat.Fstatat(e.dirfd, e.cName, st)
 }
 
 func (e *entry) close() {
@@ -110,6 +126,15 @@ func (rn *RootNode) openDirRef(relDir string) (*dirRef, []byte, error) {
 			return nil, nil, err
 		}
 		next, err := syscallcompat.OpenDirAt(ref.fd, cName)
+		if errors.Is(err, syscall.ENOENT) && !rn.nt.PlaintextNames() {
+			// Maybe a directory shown under a conflict or
+			// alternative-IV name.
+			e := entry{dirfd: ref.fd, dirIV: iv, name: comp, cName: cName}
+			rn.resolveConflict(&e)
+			if e.cName != cName {
+				next, err = syscallcompat.OpenDirAt(ref.fd, e.cName)
+			}
+		}
 		ref.release()
 		if err != nil {
 			return nil, nil, err
@@ -206,8 +231,11 @@ func (rn *RootNode) child(relDir, name string) (*entry, error) {
 		e.close()
 		return nil, err
 	}
-	if strings.HasSuffix(name, nametransform.BadNameSuffix) {
+	switch {
+	case strings.HasSuffix(name, nametransform.BadNameSuffix):
 		rn.resolveBadName(e)
+	case !rn.nt.PlaintextNames():
+		rn.resolveConflict(e)
 	}
 	return e, nil
 }

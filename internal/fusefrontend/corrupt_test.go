@@ -118,3 +118,29 @@ func TestCorruption(t *testing.T) {
 		t.Fatalf("root listing %v", got)
 	}
 }
+
+// TestDirIVSymlinkEIO replaces a directory's gocryptfs.diriv with a symlink
+// to a valid IV file: like every other unreadable IV it is damage (EIO),
+// not ELOOP, and the symlink is never followed.
+func TestDirIVSymlinkEIO(t *testing.T) {
+	tf := mountFS(t, testConfig{})
+	os.Mkdir(tf.path("d"), 0o755)
+	mustWrite(t, tf.path("d/x"), nil)
+	c, err := tf.rn.EncryptPath("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd := filepath.Join(tf.cipher, c)
+	iv := filepath.Join(cd, nametransform.DirIVFilename)
+	if err := os.Rename(iv, filepath.Join(cd, "real")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", iv); err != nil {
+		t.Fatal(err)
+	}
+	tf.rn.dirCache.clear()
+	_, err = os.ReadDir(tf.path("d"))
+	errIs(t, err, syscall.EIO, "list dir with a symlinked diriv")
+	_, err = os.Stat(tf.path("d/x"))
+	errIs(t, err, syscall.EIO, "stat in dir with a symlinked diriv")
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
+	"gocryptfs/internal/conflictname"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/fuseutil"
 	"gocryptfs/internal/nametransform"
@@ -65,36 +66,65 @@ func (rn *RootNode) readDir(dir string) (*listing, error) {
 	}
 	isRoot := dir == ""
 	l := &listing{dfd: dfd, ents: make([]fuse.DirEntry, 0, len(ents)), cNames: make([]string, 0, len(ents))}
+	// Names that do not decrypt under the main IV are looked at after all
+	// that do, so that an alternative-IV name that equals one of them can
+	// be shown decorated (see conflict.go).
+	var failed []syscallcompat.DirEntry
+	var failedErr []error
+	alts := rn.altIVsIn(dfd, ents)
+	shownNames := make(map[string]bool, len(ents))
 	for _, de := range ents {
 		kind := rn.nt.Classify(de.Name, isRoot)
 		if kind.Hidden() || kind == nametransform.KindDot {
 			continue
 		}
 		name, err := rn.nt.DecryptNameAt(dfd, de.Name, iv)
+		if err == nil && rn.nt.PreferAlt(dfd, de.Name, name, alts) {
+			err = nametransform.ErrBadName
+		}
 		if err != nil {
-			shown, ok := rn.nt.DisplayBadName(de.Name, iv)
-			if !ok {
-				if rn.firstWarn("name:" + dir + "/" + de.Name) {
-					rn.log.Warn("undecryptable name hidden", "dir", rn.cipherPath(dir), "name", de.Name, "err", err)
-				}
+			if rn.nt.IsHiddenConflict(de.Name, isRoot) || conflictname.IsToolFile(de.Name) {
 				continue
 			}
-			name = shown
+			failed = append(failed, de)
+			failedErr = append(failedErr, err)
+			continue
 		}
-		typ := de.Type
-		if typ == 0 {
-			var st unix.Stat_t
-			if err := syscallcompat.Fstatat(dfd, de.Name, &st); err != nil {
-				continue // vanished meanwhile
+		shownNames[name] = true
+		rn.addDirEntry(l, dfd, &dst, de, name)
+	}
+	for i, de := range failed {
+		name, _, ok := rn.nt.DisplayConflictAt(dfd, de.Name, iv, alts, func(s string) bool { return shownNames[s] })
+		if !ok {
+			name, ok = rn.nt.DisplayBadName(de.Name, iv)
+		}
+		if !ok || shownNames[name] {
+			if rn.firstWarn("name:" + dir + "/" + de.Name) {
+				rn.log.Warn("undecryptable name hidden", "dir", rn.cipherPath(dir), "name", de.Name, "err", failedErr[i])
 			}
-			typ = st.Mode & syscall.S_IFMT
+			continue
 		}
-		ino := rn.shownIno(&unix.Stat_t{Dev: dst.Dev, Ino: de.Ino})
-		l.ents = append(l.ents, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
-		l.cNames = append(l.cNames, de.Name)
+		shownNames[name] = true
+		rn.addDirEntry(l, dfd, &dst, de, name)
 	}
 	ok = true
 	return l, nil
+}
+
+// addDirEntry adds the backing entry de of the directory dfd (whose stat
+// is dst) to l under the plaintext name.
+func (rn *RootNode) addDirEntry(l *listing, dfd int, dst *unix.Stat_t, de syscallcompat.DirEntry, name string) {
+	typ := de.Type
+	if typ == 0 {
+		var st unix.Stat_t
+		if err := syscallcompat.Fstatat(dfd, de.Name, &st); err != nil {
+			return // vanished meanwhile
+		}
+		typ = st.Mode & syscall.S_IFMT
+	}
+	ino := rn.shownIno(&unix.Stat_t{Dev: dst.Dev, Ino: de.Ino})
+	l.ents = append(l.ents, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
+	l.cNames = append(l.cNames, de.Name)
 }
 
 // writeLongName creates the companion file of a long-named entry before
@@ -119,26 +149,26 @@ func (rn *RootNode) writeLongName(e *entry) (undo func(), err error) {
 }
 
 // deleteLongName removes the companion file of a long-named entry that no
-// longer exists.
+// longer exists. The companion is shared with sync tools' conflict
+// copies of the entry (conflict.go): it stays while the entry or one of
+// them exists.
 func (rn *RootNode) deleteLongName(e *entry) {
-	if !e.isLong() {
+	base := e.cName
+	var st unix.Stat_t
+	switch {
+	case e.longBase != "":
+		base = e.longBase
+		if syscallcompat.Fstatat(e.dirfd, base, &st) == nil {
+			return
+		}
+	case !e.isLong():
 		return
 	}
-	if err := nametransform.DeleteLongNameAt(e.dirfd, e.cName); err != nil && !errors.Is(err, syscall.ENOENT) {
-		rn.log.Warn("could not delete long name file", "name", e.cName, "err", err)
-	}
-}
-
-// chownNew gives a new entry to the calling user when running as root with
-// AllowOther. It is done before any chmod, because chown clears set-id
-// bits.
-func (rn *RootNode) chownNew(ctx context.Context, dirfd int, cName string) {
-	uid, gid, ok := rn.callerOwner(ctx)
-	if !ok {
+	if rn.longNameShared(e.dirfd, base) {
 		return
 	}
-	if err := syscallcompat.Fchownat(dirfd, cName, uid, gid); err != nil {
-		rn.log.Warn("could not chown new entry to caller", "name", cName, "uid", uid, "gid", gid, "err", err)
+	if err := nametransform.DeleteLongNameAt(e.dirfd, base); err != nil && !errors.Is(err, syscall.ENOENT) {
+		rn.log.Warn("could not delete long name file", "name", base, "err", err)
 	}
 }
 
@@ -169,6 +199,7 @@ func (n *Node) finishCreate(ctx context.Context, e *entry, out *fuse.EntryOut) (
 		return nil, err
 	}
 	n.rn.fillAttr(&st, e.dirfd, e.cName, &out.Attr)
+	n.rn.touchAltIVs(e.dirfd)
 	return n.newChild(ctx, &st), nil
 }
 
@@ -194,27 +225,39 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, err
 	}
 	defer e.close()
-	undo, err := rn.writeLongName(e)
-	if err != nil {
-		return nil, err
-	}
 	mode &= 0o7777
-	if !rn.nt.UsesDirIV() {
-		if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode); err != nil {
-			undo()
-			return nil, err
-		}
-		rn.chownNew(ctx, e.dirfd, e.cName)
-		if rn.needsChmod(mode) {
-			if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode); err != nil {
-				rn.log.Warn("mkdir: chmod failed", "err", err)
-			}
-		}
-		return n.finishCreate(ctx, e, out)
+	useIV := rn.nt.UsesDirIV()
+	perm := mode
+	if useIV {
+		perm |= 0o700 // the IV file must be written into it
 	}
-	if err := syscallcompat.Mkdirat(e.dirfd, e.cName, mode|0o700); err != nil {
-		undo()
-		return nil, err
+	// The directory and its IV file are created as the caller, so both
+	// are owned by the caller and get the group the kernel picks.
+	fd := -1
+	var undo func()
+	created := false
+	err = rn.asCaller(ctx, func() error {
+		var err error
+		if undo, err = rn.writeLongName(e); err != nil {
+			return err
+		}
+		if err := syscallcompat.Mkdirat(e.dirfd, e.cName, perm); err != nil {
+			undo()
+			return err
+		}
+		created = true
+		if !useIV {
+			return nil
+		}
+		if fd, err = syscallcompat.OpenDirAt(e.dirfd, e.cName); err != nil {
+			return err
+		}
+		// WriteDirIVAt removes a partial file itself.
+		_, err = nametransform.WriteDirIVAt(fd)
+		return err
+	})
+	if fd >= 0 {
+		defer syscallcompat.Close(fd)
 	}
 	fail := func(err error) (*fs.Inode, error) {
 		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, unix.AT_REMOVEDIR); err2 != nil {
@@ -223,14 +266,24 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		undo()
 		return nil, err
 	}
-	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
-	if err != nil {
+	switch {
+	case err != nil && !created:
+		return nil, err
+	case err != nil:
 		return fail(err)
-	}
-	defer syscallcompat.Close(fd)
-	if _, err := nametransform.WriteDirIVAt(fd); err != nil {
-		// WriteDirIVAt removes a partial file itself.
-		return fail(err)
+	case !useIV:
+		if rn.needsChmod(mode) {
+			var st unix.Stat_t
+			err := syscallcompat.Fstatat(e.dirfd, e.cName, &st)
+			if err == nil {
+				// Keep an inherited set-group-ID bit (see below).
+				err = syscallcompat.Fchmodat(e.dirfd, e.cName, mode|st.Mode&syscall.S_ISGID)
+			}
+			if err != nil {
+				rn.log.Warn("mkdir: chmod failed", "err", err)
+			}
+		}
+		return n.finishCreate(ctx, e, out)
 	}
 	// failIV undoes the mkdir once the IV file exists: the directory
 	// cannot be removed while it holds it.
@@ -240,14 +293,6 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		}
 		return fail(err)
 	}
-	if uid, gid, ok := rn.callerOwner(ctx); ok {
-		if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
-			rn.log.Warn("mkdir: could not chown to caller", "err", err)
-		}
-		if err := syscallcompat.Fchownat(fd, nametransform.DirIVFilename, uid, gid); err != nil {
-			rn.log.Warn("mkdir: could not chown diriv to caller", "err", err)
-		}
-	}
 	var st unix.Stat_t
 	if err := syscallcompat.Fstat(fd, &st); err != nil {
 		return failIV(err)
@@ -255,6 +300,10 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if err := rn.inject("mkdir-chmod"); err != nil {
 		return failIV(err)
 	}
+	// As the daemon, not the caller: a directory created in a
+	// set-group-ID directory keeps the inherited bit even when the caller
+	// is not a member of the group, as on a local filesystem, and a chmod
+	// by a non-member would drop it.
 	if err := syscallcompat.Fchmod(fd, mode|st.Mode&syscall.S_ISGID); err != nil {
 		return failIV(err)
 	}
@@ -321,6 +370,11 @@ func (rn *RootNode) onEmptiedDir(e *entry, fn func() error) error {
 	}
 	defer syscallcompat.Close(fd)
 	ents, err := syscallcompat.Getdents(fd)
+	if err != nil {
+		restoreMode()
+		return err
+	}
+	ents, err = rn.dropIVCopies(fd, ents)
 	if err != nil {
 		restoreMode()
 		return err
@@ -504,7 +558,7 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 		undo()
 		return err
 	}
-	if src.isLong() {
+	if src.isLong() || src.longBase != "" {
 		// rename(2) between two hard links of one inode succeeds without
 		// removing the source; only drop the companion if it is gone.
 		var st unix.Stat_t
@@ -540,15 +594,20 @@ func (n *Node) symlink(ctx context.Context, target, name string, out *fuse.Entry
 			return nil, err
 		}
 	}
-	undo, err := rn.writeLongName(e)
+	err = rn.asCaller(ctx, func() error {
+		undo, err := rn.writeLongName(e)
+		if err != nil {
+			return err
+		}
+		if err := syscallcompat.Symlinkat(cTarget, e.dirfd, e.cName); err != nil {
+			undo()
+			return err
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := syscallcompat.Symlinkat(cTarget, e.dirfd, e.cName); err != nil {
-		undo()
-		return nil, err
-	}
-	rn.chownNew(ctx, e.dirfd, e.cName)
 	return n.finishCreate(ctx, e, out)
 }
 
@@ -637,19 +696,26 @@ func (n *Node) mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 		return nil, err
 	}
 	defer e.close()
-	undo, err := rn.writeLongName(e)
+	err = rn.asCaller(ctx, func() error {
+		undo, err := rn.writeLongName(e)
+		if err != nil {
+			return err
+		}
+		if err := syscallcompat.Mknodat(e.dirfd, e.cName, mode, uint64(dev)); err != nil {
+			undo()
+			return err
+		}
+		// As the caller, so that the kernel drops a set-group-ID bit
+		// that the caller may not set.
+		if rn.needsChmod(mode) {
+			if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode&0o7777); err != nil {
+				rn.log.Warn("mknod: chmod failed", "err", err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if err := syscallcompat.Mknodat(e.dirfd, e.cName, mode, uint64(dev)); err != nil {
-		undo()
-		return nil, err
-	}
-	rn.chownNew(ctx, e.dirfd, e.cName)
-	if rn.needsChmod(mode) {
-		if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode&0o7777); err != nil {
-			rn.log.Warn("mknod: chmod failed", "err", err)
-		}
 	}
 	return n.finishCreate(ctx, e, out)
 }

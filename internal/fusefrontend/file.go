@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -26,10 +25,9 @@ type file struct {
 
 // openBacking opens the backing regular file cName in dirfd for a
 // plaintext open with flags. Writable opens use O_RDWR (read-modify-write
-// needs to read). If that fails with EACCES on a file we own that lacks
-// owner-read permission (a write-only 0200 file), read permission is added
-// for the duration of the open and removed again, as the reference does.
-// As root the open succeeds without this.
+// needs to read). If that fails with EACCES, the file may be one we own
+// that lacks owner-read permission (a write-only 0200 file): see
+// openWriteOnly. As root the open succeeds without this.
 func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error) {
 	bflags := unix.O_RDONLY
 	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0 {
@@ -43,34 +41,13 @@ func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error)
 	if !errors.Is(err, syscall.EACCES) || bflags&unix.O_ACCMODE != unix.O_RDWR {
 		return fd, err
 	}
-	var st unix.Stat_t
-	if syscallcompat.Fstatat(dirfd, cName, &st) != nil || int(st.Uid) != os.Geteuid() ||
-		st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Mode&0o400 != 0 || st.Mode&0o200 == 0 {
-		return fd, err
-	}
-	orig := st.Mode & 0o7777
-	if syscallcompat.Fchmodat(dirfd, cName, orig|0o400) != nil {
-		return fd, err
-	}
-	fd, err2 := syscallcompat.OpenFileAt(dirfd, cName, bflags)
-	if err2 == nil {
-		err2 = syscallcompat.Fchmod(fd, orig)
-		if err2 != nil {
-			syscallcompat.Close(fd)
-		}
-	} else {
-		syscallcompat.Fchmodat(dirfd, cName, orig)
-	}
-	if err2 != nil {
-		return -1, err2
-	}
-	return fd, nil
+	return rn.openWriteOnly(dirfd, cName, bflags, err)
 }
 
 // newFile wraps a backing fd in a file handle and counts it as open. On
 // error fd is closed.
 func (rn *RootNode) newFile(fd int, flags uint32) (*file, error) {
-	cf, err := contentio.Open(rn.table, rn.ce, fd, contentio.Options{NoPrealloc: rn.args.NoPrealloc, Logger: rn.log})
+	cf, err := contentio.Open(rn.table, rn.ce, fd, contentio.Options{NoPrealloc: rn.args.NoPrealloc, SharedStorage: rn.args.SharedStorage, Logger: rn.log})
 	if err != nil {
 		syscallcompat.Close(fd)
 		return nil, err
@@ -155,40 +132,50 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	defer e.close()
-	undo, err := rn.writeLongName(e)
-	if err != nil {
-		return nil, nil, err
-	}
 	mode &= 0o7777
 	// Always create exclusively first: only then is it certain that the
-	// entry is new (ours to chown, chmod and, on failure, to drop the
-	// long-name file of), whatever runs concurrently. An existing entry
-	// is opened like any other open, which honours O_TRUNC and never
-	// opens a FIFO or device node that was swapped in.
+	// entry is new (ours to chmod and, on failure, to drop the long-name
+	// file of), whatever runs concurrently. An existing entry is opened
+	// like any other open, which honours O_TRUNC and never opens a FIFO
+	// or device node that was swapped in.
 	bflags := unix.O_RDWR | unix.O_CREAT | unix.O_EXCL | flags&(unix.O_SYNC|unix.O_DSYNC)
 	existed := false
-	fd, err := syscallcompat.Openat(e.dirfd, e.cName, bflags, mode)
-	if errors.Is(err, syscall.EEXIST) && flags&unix.O_EXCL == 0 {
+	fd := -1
+	var undo func()
+	var openErr error
+	err = rn.asCaller(ctx, func() error {
+		var err error
+		if undo, err = rn.writeLongName(e); err != nil {
+			return err
+		}
+		fd, openErr = syscallcompat.Openat(e.dirfd, e.cName, bflags, mode)
+		if openErr != nil {
+			return openErr
+		}
+		// As the caller, so that the kernel drops a set-group-ID bit
+		// that the caller may not set.
+		if rn.needsChmod(mode) {
+			return syscallcompat.Fchmod(fd, mode)
+		}
+		return nil
+	})
+	if err != nil && fd >= 0 {
+		// Only the chmod failed: the file is new and ours to remove.
+		syscallcompat.Close(fd)
+		fd = -1
+		if err2 := syscallcompat.Unlinkat(e.dirfd, e.cName, 0); err2 != nil {
+			rn.log.Warn("create: could not remove the new file after a failure", "name", e.cName, "err", err2)
+		}
+	}
+	if errors.Is(openErr, syscall.EEXIST) && flags&unix.O_EXCL == 0 {
 		existed = true
 		fd, err = rn.openBacking(e.dirfd, e.cName, flags)
 	}
 	if err != nil {
-		if !existed {
+		if !existed && undo != nil {
 			undo()
 		}
 		return nil, nil, err
-	}
-	if !existed {
-		if uid, gid, ok := rn.callerOwner(ctx); ok {
-			if err := syscallcompat.Fchown(fd, uid, gid); err != nil {
-				rn.log.Warn("create: could not chown to caller", "err", err)
-			}
-		}
-		if rn.needsChmod(mode) {
-			if err := syscallcompat.Fchmod(fd, mode); err != nil {
-				rn.log.Warn("create: chmod failed", "err", err)
-			}
-		}
 	}
 	f, err := rn.newFile(fd, uint32(flags))
 	if err != nil {
@@ -206,6 +193,7 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	rn.fillAttr(&st, -1, "", &out.Attr)
+	rn.touchAltIVs(e.dirfd)
 	return n.newChild(ctx, &st), f, nil
 }
 
@@ -383,9 +371,15 @@ func (n *Node) Getlk(ctx context.Context, fh fs.FileHandle, owner uint64, lk *fu
 	}
 	var flk syscall.Flock_t
 	lk.ToFlockT(&flk)
+	if err := clampLock(&flk); err != nil {
+		return n.toErrno("Getlk", err)
+	}
 	err := syscallcompat.Retry(func() error { return syscall.FcntlFlock(uintptr(f.cf.Fd()), unix.F_OFD_GETLK, &flk) })
 	if err != nil {
 		return n.toErrno("Getlk", err)
+	}
+	if flk.Type != syscall.F_UNLCK {
+		flk.Len = contentio.UnclampAppLock(flk.Start, flk.Len)
 	}
 	out.FromFlockT(&flk)
 	return 0
@@ -436,6 +430,9 @@ func (rn *RootNode) setLock(fh fs.FileHandle, lk *fuse.FileLock, flags uint32, w
 	}
 	var flk syscall.Flock_t
 	lk.ToFlockT(&flk)
+	if err := clampLock(&flk); err != nil {
+		return err
+	}
 	cmd := unix.F_OFD_SETLK
 	if wait {
 		cmd = unix.F_OFD_SETLKW
@@ -444,4 +441,17 @@ func (rn *RootNode) setLock(fh fs.FileHandle, lk *fuse.FileLock, flags uint32, w
 	// interrupts the request when the caller is signalled, and go-fuse
 	// reports that through ctx; one call is what the caller asked for.
 	return syscall.FcntlFlock(uintptr(fd), cmd, &flk)
+}
+
+// clampLock keeps a forwarded application lock below contentio.LockBase,
+// where -sharedstorage takes its own locks on the same open file
+// descriptions (locks of one owner would merge). Done in every mode, so
+// that mounts with and without -sharedstorage agree on the ranges.
+func clampLock(flk *syscall.Flock_t) error {
+	l, err := contentio.ClampAppLock(flk.Start, flk.Len)
+	if err != nil {
+		return err
+	}
+	flk.Len = l
+	return nil
 }

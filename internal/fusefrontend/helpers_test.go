@@ -125,7 +125,13 @@ func (tf *testFS) path(p string) string { return filepath.Join(tf.mnt, p) }
 // cipherEntries lists the backing directory (relative to CIPHERDIR).
 func (tf *testFS) cipherEntries(t testing.TB, rel string) []string {
 	t.Helper()
-	ents, err := os.ReadDir(filepath.Join(tf.cipher, rel))
+	return dirNames(t, filepath.Join(tf.cipher, rel))
+}
+
+// dirNames lists a directory, sorted.
+func dirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

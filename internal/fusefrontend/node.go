@@ -118,7 +118,7 @@ func (rn *RootNode) lookupEntry(dir, name string) (*entry, *unix.Stat_t, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
+	if err := e.stat(&st); err != nil {
 		e.close()
 		return nil, nil, err
 	}
@@ -152,7 +152,7 @@ func (rn *RootNode) statPath(p string, out *fuse.Attr) error {
 	}
 	defer e.close()
 	var st unix.Stat_t
-	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
+	if err := e.stat(&st); err != nil {
 		return err
 	}
 	rn.fillAttr(&st, e.dirfd, e.cName, out)

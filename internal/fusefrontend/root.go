@@ -9,11 +9,15 @@
 // recovers from panics and answers EIO, so a bug triggered by one request
 // never unmounts the filesystem.
 //
-// Ownership: running as root with Args.AllowOther, new entries are chowned
-// to the uid/gid of the calling process. For mkdir that includes the new
-// directory's gocryptfs.diriv, which is kept owned like its directory so that
-// the owner can later remove the directory with nothing left behind that
-// they do not own.
+// Ownership: running as root with Args.AllowOther, the entries that
+// create, mkdir, mknod and symlink make (with their long-name companion
+// files) are created with the filesystem identity of the calling process
+// (fsuid, fsgid, supplementary groups; see asCaller), so the kernel picks
+// owner and group (set-group-ID directories), checks permissions and
+// applies quota as for the caller. For mkdir that includes
+// the new directory's gocryptfs.diriv, which is owned like its directory so
+// that the owner can later remove the directory with nothing left behind
+// that they do not own.
 //
 // Mount with the options of package mountopts (the binary and the tests
 // do): NullPermissions (else go-fuse shows mode 000 entries as 0755/0644),
@@ -31,7 +35,6 @@ package fusefrontend
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -62,8 +65,8 @@ type Args struct {
 	PlaintextNames, DeterministicNames bool
 	// ForceOwner, if set, replaces uid and gid in every attribute returned.
 	ForceOwner *fuse.Owner
-	// AllowOther: when running as root, new entries are chowned to the
-	// calling user (fuse.Context Uid/Gid).
+	// AllowOther: when running as root, new entries are created with the
+	// calling user's identity (fuse.Context Uid/Gid/Pid).
 	AllowOther bool
 	// SharedStorage: CIPHERDIR may be changed by others concurrently; the
 	// directory fd/IV cache is disabled.
@@ -97,8 +100,11 @@ type RootNode struct {
 	asRoot   bool
 	inos     *inomap.Map
 	dirCache *dirCache
+	altIVs   altIVCache
 	table    *contentio.Table
 	warned   warnLog
+	// chmodLocks serializes the temporary chmods of openWriteOnly.
+	chmodLocks inodeLocks
 
 	// readResults avoids an allocation per READ reply.
 	readResults fuseutil.ReadResults
@@ -272,19 +278,6 @@ func readUmask() uint32 {
 		}
 	}
 	return 0o777
-}
-
-// callerOwner returns the uid/gid that new entries should get: the caller's
-// when running as root with AllowOther, else ok=false (keep our own).
-func (rn *RootNode) callerOwner(ctx context.Context) (uid, gid int, ok bool) {
-	if !rn.asRoot || !rn.args.AllowOther {
-		return 0, 0, false
-	}
-	c, ok := fuse.FromContext(ctx)
-	if !ok {
-		return 0, 0, false
-	}
-	return int(c.Uid), int(c.Gid), true
 }
 
 var _ = (fs.InodeEmbedder)((*RootNode)(nil))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/nametransform"
-	"gocryptfs/internal/testutil"
 )
 
 func TestPlaintextNamesReserved(t *testing.T) {
@@ -227,32 +225,20 @@ func TestCounters(t *testing.T) {
 // root-run mount with AllowOther: they must belong to that user, and the
 // new directory's gocryptfs.diriv too.
 func TestAllowOtherOwnership(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	testutil.RequireFuse(t)
-	cipher := t.TempDir()
-	os.Chmod(cipher, 0o777)
-	tf := mountExistingOpts(t, testConfig{args: Args{AllowOther: true}}, cipher, true, func(o *fuse.MountOptions) {
-		o.AllowOther = true
-		o.Options = append(o.Options, "default_permissions")
-	})
-	os.Chmod(filepath.Dir(tf.mnt), 0o755)
-	script := "cd " + tf.mnt + " && touch f && mkdir d && ln -s f s && mkfifo p"
-	cmd := exec.Command("/bin/sh", "-c", script)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1234, Gid: 5678}}
-	if out, err := cmd.CombinedOutput(); err != nil {
+	tf := mountAllowOther(t, false)
+	out, err := runAs(tf.mnt, callerUid, callerGid, nil, "touch f && mkdir d && ln -s f s && mkfifo p")
+	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	for _, n := range []string{"f", "d", "s", "p"} {
 		st := statOf(t, tf.path(n))
-		if st.Uid != 1234 || st.Gid != 5678 {
+		if st.Uid != callerUid || st.Gid != callerGid {
 			t.Errorf("%s: owner %d:%d", n, st.Uid, st.Gid)
 		}
 	}
 	cd, _ := tf.rn.EncryptPath("d")
 	var st unix.Stat_t
-	if err := unix.Lstat(filepath.Join(cipher, cd, nametransform.DirIVFilename), &st); err != nil || st.Uid != 1234 {
+	if err := unix.Lstat(filepath.Join(tf.cipher, cd, nametransform.DirIVFilename), &st); err != nil || st.Uid != callerUid {
 		t.Errorf("diriv owner %d (%v)", st.Uid, err)
 	}
 }

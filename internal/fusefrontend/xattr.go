@@ -17,6 +17,14 @@ import (
 // through unencrypted. All calls go through an O_PATH handle of the backing
 // entry (via /proc/self/fd), which works for every file type and never
 // follows a symlink.
+//
+// The kernel leaves the permission checks for system.* attributes other
+// than ACLs to the filesystem, and this one stores them as user.
+// attributes. Setting and removing therefore run with the caller's
+// identity (asCaller, a no-op unless root with AllowOther), so the backing
+// filesystem applies its rules for the caller: write permission for the
+// encrypted attributes, ownership (or CAP_FOWNER) for the POSIX ACLs that
+// pass through.
 
 const securityCapability = "security.capability"
 
@@ -107,7 +115,9 @@ func (n *Node) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 		val = rn.nt.EncryptXattrValue(data)
 	}
 	return n.toErrno("Setxattr", n.withPathFd(func(fd int) error {
-		return syscallcompat.Fsetxattr(fd, cAttr, val, int(flags))
+		return rn.asCaller(ctx, func() error {
+			return syscallcompat.Fsetxattr(fd, cAttr, val, int(flags))
+		})
 	}))
 }
 
@@ -129,7 +139,9 @@ func (n *Node) Removexattr(ctx context.Context, attr string) (errno syscall.Errn
 		return n.toErrno("Removexattr", err)
 	}
 	return n.toErrno("Removexattr", n.withPathFd(func(fd int) error {
-		return syscallcompat.Fremovexattr(fd, cAttr)
+		return rn.asCaller(ctx, func() error {
+			return syscallcompat.Fremovexattr(fd, cAttr)
+		})
 	}))
 }
 

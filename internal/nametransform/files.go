@@ -6,28 +6,26 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
-)
 
-// Open flags for reading metadata files: never follow a planted symlink,
-// never block on a planted FIFO.
-const readFlags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	"gocryptfs/internal/syscallcompat"
+)
 
 // readSmallFileAt reads the regular file name in dirfd into buf and returns
 // how many bytes it got; a result of len(buf) means "at least that many", so
-// callers pass one byte more than they accept.
+// callers pass one byte more than they accept. Anything but a regular file
+// (a planted symlink, FIFO, device node, directory) fails with
+// errNotRegular without being opened for I/O: syscallcompat.OpenFileAt pins
+// the entry with O_PATH and checks its type first, so a FIFO's writer is
+// never woken and a device driver's open routine never runs.
 func readSmallFileAt(dirfd int, name string, buf []byte) (int, error) {
-	fd, err := openRetry(dirfd, name, readFlags, 0)
-	if err != nil {
+	fd, err := syscallcompat.OpenFileAt(dirfd, name, unix.O_RDONLY)
+	switch {
+	case err == unix.ELOOP || err == unix.EISDIR || err == unix.EINVAL:
+		return 0, errNotRegular
+	case err != nil:
 		return 0, err
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, err
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return 0, errNotRegular
-	}
 	total := 0
 	for total < len(buf) {
 		m, err := unix.Read(fd, buf[total:])
@@ -90,17 +88,23 @@ func writeNewFileAt(dirfd int, name string, data []byte, mode uint32) (err error
 }
 
 // ReadDirIVAt reads gocryptfs.diriv in the directory dirfd (without
-// following symlinks). A file that is not regular, not exactly DirIVLen bytes
-// or all zero fails with ErrBadDirIV (EIO); open errors such as ENOENT or
-// ELOOP are returned wrapped as they are.
+// following symlinks). A file that is not regular (also a symlink), not
+// exactly DirIVLen bytes or all zero fails with ErrBadDirIV (EIO); other open
+// errors such as ENOENT are returned wrapped as they are.
 func ReadDirIVAt(dirfd int) ([]byte, error) {
+	return ReadDirIVFileAt(dirfd, DirIVFilename)
+}
+
+// ReadDirIVFileAt is ReadDirIVAt for an IV file with another name: a sync
+// tool's conflict copy of gocryptfs.diriv.
+func ReadDirIVFileAt(dirfd int, name string) ([]byte, error) {
 	var buf [DirIVLen + 1]byte
-	l, err := readSmallFileAt(dirfd, DirIVFilename, buf[:])
+	l, err := readSmallFileAt(dirfd, name, buf[:])
 	switch {
 	case err == errNotRegular:
 		return nil, fmt.Errorf("%w: not a regular file", ErrBadDirIV)
 	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", DirIVFilename, err)
+		return nil, fmt.Errorf("read %s: %w", name, err)
 	case l != DirIVLen:
 		return nil, fmt.Errorf("%w: %d bytes instead of %d", ErrBadDirIV, l, DirIVLen)
 	case allZero(buf[:DirIVLen]):

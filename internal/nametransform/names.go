@@ -253,6 +253,10 @@ const (
 	KindConfig
 	// KindDot is "." or "..": never decrypted, handled by the frontend.
 	KindDot
+	// KindQuarantine is gocryptfs.quarantine in the root directory, where
+	// -fsck -repair keeps the entries it took out: hidden, and never read
+	// as filesystem content.
+	KindQuarantine
 )
 
 // String returns a short name for logs.
@@ -270,6 +274,8 @@ func (k Kind) String() string {
 		return "config"
 	case KindDot:
 		return "dot"
+	case KindQuarantine:
+		return "quarantine"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -277,7 +283,7 @@ func (k Kind) String() string {
 // Hidden reports whether entries of this kind never appear in a plaintext
 // listing (KindDot is left to the frontend and reported as not hidden).
 func (k Kind) Hidden() bool {
-	return k == KindLongNameFile || k == KindDirIV || k == KindConfig
+	return k == KindLongNameFile || k == KindDirIV || k == KindConfig || k == KindQuarantine
 }
 
 // Classify tells what the backing entry cipherName in a directory is;
@@ -290,6 +296,8 @@ func (n *NameTransform) Classify(cipherName string, isRoot bool) Kind {
 		return KindDot
 	case isRoot && cipherName == ConfDefaultName:
 		return KindConfig
+	case isRoot && cipherName == QuarantineDirName:
+		return KindQuarantine
 	case n.plaintextNames:
 		return KindName
 	case cipherName == DirIVFilename && !n.deterministic:
@@ -311,9 +319,10 @@ func (n *NameTransform) IsHiddenInListing(cipherName string, isRoot bool) bool {
 }
 
 // IsReservedName reports whether the plaintext name plain may not be
-// created through the mount: only gocryptfs.conf in the root with
-// PlaintextNames (EPERM in the reference). With encrypted names every valid
-// name is allowed, it simply gets an encrypted backing name.
+// created through the mount: only gocryptfs.conf (EPERM in the reference)
+// and gocryptfs.quarantine in the root with PlaintextNames. With encrypted
+// names every valid name is allowed, it simply gets an encrypted backing
+// name (which can never contain a dot).
 func (n *NameTransform) IsReservedName(plain string, isRoot bool) bool {
-	return n.plaintextNames && isRoot && plain == ConfDefaultName
+	return n.plaintextNames && isRoot && (plain == ConfDefaultName || plain == QuarantineDirName)
 }

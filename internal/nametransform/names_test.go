@@ -387,6 +387,11 @@ func TestClassify(t *testing.T) {
 		{pt, DirIVFilename, true, KindName},
 		{pt, h, true, KindName},
 		{pt, h + LongNameSuffix, true, KindName},
+		{diriv, QuarantineDirName, true, KindQuarantine},
+		{diriv, QuarantineDirName, false, KindName},
+		{det, QuarantineDirName, true, KindQuarantine},
+		{pt, QuarantineDirName, true, KindQuarantine},
+		{pt, QuarantineDirName, false, KindName},
 	}
 	for _, c := range cases {
 		if got := c.n.Classify(c.name, c.isRoot); got != c.want {
@@ -396,8 +401,11 @@ func TestClassify(t *testing.T) {
 			t.Errorf("IsHiddenInListing(%s, root=%v) = %v", c.name, c.isRoot, got)
 		}
 	}
-	if diriv.IsReservedName(ConfDefaultName, true) {
+	if diriv.IsReservedName(ConfDefaultName, true) || diriv.IsReservedName(QuarantineDirName, true) {
 		t.Error("encrypted names reserve nothing")
+	}
+	if !pt.IsReservedName(QuarantineDirName, true) || pt.IsReservedName(QuarantineDirName, false) {
+		t.Error("plaintext names reserve gocryptfs.quarantine in the root only")
 	}
 	if !diriv.UsesDirIV() || det.UsesDirIV() || pt.UsesDirIV() {
 		t.Error("UsesDirIV")

@@ -31,6 +31,10 @@ const (
 	// ConfDefaultName is the config file in the CIPHERDIR root; it is hidden
 	// from listings in every naming mode.
 	ConfDefaultName = "gocryptfs.conf"
+	// QuarantineDirName is the directory in the CIPHERDIR root where
+	// -fsck -repair moves the entries it replaces or takes out; it is
+	// hidden from listings in every naming mode.
+	QuarantineDirName = "gocryptfs.quarantine"
 	// DirIVFilename holds the 16-byte EME tweak of the directory it is in.
 	DirIVFilename = "gocryptfs.diriv"
 	// DirIVLen is the length of a directory IV and of every EME tweak.

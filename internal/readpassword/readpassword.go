@@ -5,7 +5,9 @@
 // All inputs (stdin, the "is a terminal" test, the terminal prompt) are
 // injectable so the precedence rules can be tested without a terminal.
 // Every error returned carries exit code 9 (exitcodes.ReadPassword), except
-// master key errors, which carry 14 (exitcodes.MasterKey). Callers own the
+// master key errors, which carry 14 (exitcodes.MasterKey), and passwords
+// longer than MaxPasswordLen from -passfile, -extpass or the terminal, which
+// wrap ErrTooLong (main maps it to 9). Callers own the
 // returned byte slices and should wipe them after use.
 package readpassword
 
@@ -27,6 +29,10 @@ import (
 
 // MaxPasswordLen is the longest accepted password in bytes.
 const MaxPasswordLen = 2048
+
+// ErrTooLong is wrapped by the errors for passwords longer than
+// MaxPasswordLen. It carries no exit code: main maps it to exit code 9.
+var ErrTooLong = errors.New("password is too long")
 
 // MasterKeyLen is the length of a master key in bytes.
 const MasterKeyLen = 32
@@ -148,7 +154,7 @@ func (s *Source) fromTerminal(prompt string) ([]byte, error) {
 	}
 	if len(pw) > MaxPasswordLen {
 		wipe(pw)
-		return nil, fail(fmt.Errorf("password is too long (max %d bytes)", MaxPasswordLen))
+		return nil, fmt.Errorf("%w (max %d bytes)", ErrTooLong, MaxPasswordLen)
 	}
 	return pw, nil
 }
@@ -220,12 +226,17 @@ func firstLine(data []byte) (line []byte, rest bool) {
 func (s *Source) fromPassfiles() ([]byte, error) {
 	var pw []byte
 	for _, f := range s.Passfiles {
-		data, err := os.ReadFile(f)
+		data, err := readHead(f, MaxPasswordLen+2)
 		if err != nil {
 			wipe(pw)
 			return nil, fail(fmt.Errorf("fatal: reading from passfile: %w", err))
 		}
 		line, rest := firstLine(data)
+		if len(line) > MaxPasswordLen {
+			wipe(data)
+			wipe(pw)
+			return nil, fmt.Errorf("fatal: passfile %q: %w (max %d bytes)", f, ErrTooLong, MaxPasswordLen)
+		}
 		if len(line) == 0 {
 			wipe(data)
 			wipe(pw)
@@ -239,9 +250,31 @@ func (s *Source) fromPassfiles() ([]byte, error) {
 	}
 	if len(pw) > MaxPasswordLen {
 		wipe(pw)
-		return nil, fail(fmt.Errorf("fatal: password from passfile is longer than %d bytes", MaxPasswordLen))
+		return nil, fmt.Errorf("fatal: password from passfile: %w (max %d bytes)", ErrTooLong, MaxPasswordLen)
 	}
 	return pw, nil
+}
+
+// readHead reads at most n bytes from the start of the file path. A
+// passfile may be anything the user names, /dev/zero or a FIFO that never
+// ends included, and only its first line of at most MaxPasswordLen bytes
+// matters: reading more would only let it exhaust memory.
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	m, err := io.ReadFull(f, buf)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = nil
+	}
+	if err != nil {
+		wipe(buf)
+		return nil, err
+	}
+	return buf[:m], nil
 }
 
 // ExtpassArgv turns the -extpass arguments into an argv: a single argument
@@ -287,7 +320,7 @@ func (s *Source) fromExtpass() ([]byte, error) {
 		return nil, fail(errors.New("extpass: password is empty"))
 	}
 	if len(line) > MaxPasswordLen {
-		return nil, fail(fmt.Errorf("extpass: password is longer than %d bytes", MaxPasswordLen))
+		return nil, fmt.Errorf("extpass: %w (max %d bytes)", ErrTooLong, MaxPasswordLen)
 	}
 	return bytes.Clone(line), nil
 }

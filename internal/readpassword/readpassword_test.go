@@ -2,11 +2,14 @@ package readpassword
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/exitcodes"
 )
@@ -48,6 +51,7 @@ func TestSources(t *testing.T) {
 		twice     bool
 		want      string
 		wantCode  int
+		wantErr   error
 		prompts   string
 	}{
 		{name: "passfile", passfiles: []string{"secret\n"}, want: "secret"},
@@ -58,7 +62,12 @@ func TestSources(t *testing.T) {
 		{name: "passfile spaces kept", passfiles: []string{" a b \n"}, want: " a b "},
 		{name: "passfiles concatenated", passfiles: []string{"ab\n", "cd\nzz"}, want: "abcd"},
 		{name: "passfile empty", passfiles: []string{"\nfoo"}, wantCode: exitcodes.ReadPassword},
-		{name: "passfile too long", passfiles: []string{long}, wantCode: exitcodes.ReadPassword},
+		{name: "passfile too long", passfiles: []string{long}, wantErr: ErrTooLong},
+		{name: "passfile too long with newline", passfiles: []string{long + "\n"}, wantErr: ErrTooLong},
+		{name: "passfile exactly max", passfiles: []string{long[1:] + "\nrest"}, want: long[1:]},
+		{name: "passfiles together too long", passfiles: []string{long[1:], "y"}, wantErr: ErrTooLong},
+		{name: "extpass too long", extpass: []string{"printf", long}, wantErr: ErrTooLong},
+		{name: "terminal too long", tty: true, answers: []string{long}, wantErr: ErrTooLong},
 		{name: "passfile beats stdin", passfiles: []string{"pf"}, stdin: "in\n", want: "pf"},
 		{name: "extpass single split", extpass: []string{"echo  hello world"}, want: "hello world"},
 		{name: "extpass argv verbatim", extpass: []string{"echo", "a  b"}, want: "a  b"},
@@ -99,6 +108,12 @@ func TestSources(t *testing.T) {
 			} else {
 				got, err = s.Once()
 			}
+			if c.wantErr != nil {
+				if !errors.Is(err, c.wantErr) {
+					t.Fatalf("got %q, err %v, want %v", got, err, c.wantErr)
+				}
+				return
+			}
 			if c.wantCode != 0 {
 				if err == nil || exitcodes.From(err) != c.wantCode {
 					t.Fatalf("got %q, err %v (code %d), want code %d", got, err, exitcodes.From(err), c.wantCode)
@@ -119,6 +134,50 @@ func TestSources(t *testing.T) {
 }
 
 // -passwd reads the old password from line 1 and the new one from line 2.
+// TestPassfileReadsBoundedPrefix hands a passfile that never ends (a FIFO
+// fed with zeros, like -passfile /dev/zero but with its consumption
+// measurable): at most the documented maximum is read, the password is
+// refused as too long, and the writer sees the reader go away instead of
+// the whole stream being buffered.
+func TestPassfileReadsBoundedPrefix(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const limit = 64 << 20
+	written := make(chan int64, 1)
+	go func() {
+		var n int64
+		defer func() { written <- n }()
+		f, err := os.OpenFile(p, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		chunk := make([]byte, 64<<10)
+		for n < limit {
+			m, err := f.Write(chunk)
+			n += int64(m)
+			if err != nil {
+				return // EPIPE: the reader is done
+			}
+		}
+	}()
+	s := &Source{Passfiles: []string{p}}
+	pw, err := s.Once()
+	if !errors.Is(err, ErrTooLong) {
+		t.Errorf("Once = %d bytes, %v; want ErrTooLong", len(pw), err)
+	}
+	// Unblock a writer that is still waiting for a reader (only if the
+	// reader never opened the FIFO, which is a failure anyway).
+	if f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+		f.Close()
+	}
+	if n := <-written; n >= 1<<20 {
+		t.Errorf("the reader consumed %d bytes of an endless passfile", n)
+	}
+}
+
 func TestStdinLeavesRestUnread(t *testing.T) {
 	in := strings.NewReader("old\nnew\nthird")
 	s := &Source{Stdin: in, StdinIsTerminal: func() bool { return false }, StdinTarget: func() string { return "pipe" }}

@@ -107,6 +107,7 @@ func TestInitErrors(t *testing.T) {
 		{"empty extpass", []string{"-scryptn", "10", "-extpass", "true", "NEWDIR"}, "", 9, []string{"extpass: password is empty"}},
 		{"failing extpass", []string{"-scryptn", "10", "-extpass", "false", "NEWDIR"}, "", 9, nil},
 		{"unreadable passfile", []string{"-scryptn", "10", "-passfile", "/nonexistent", "NEWDIR"}, "", 9, nil},
+		{"endless passfile", []string{"-scryptn", "10", "-passfile", "/dev/zero", "NEWDIR"}, "", 9, []string{"password is too long"}},
 		{"bad masterkey", []string{"-scryptn", "10", "-masterkey", "abc", "-extpass", "echo test", "NEWDIR"}, "", 14, nil},
 	}
 	for _, c := range cases {

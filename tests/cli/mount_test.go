@@ -55,6 +55,8 @@ func TestMountErrors(t *testing.T) {
 		{"missing cipherdir", []string{"-extpass", "echo test", filepath.Join(noConf, "nope"), "MNT"}, 6, nil},
 		{"bad masterkey", []string{"-masterkey", "1234", good, "MNT"}, 14, nil},
 		{"empty password", []string{"-passfile", passfile(t, ""), good, "MNT"}, 9, nil},
+		{"endless passfile", []string{"-fg", "-passfile", "/dev/zero", good, "MNT"}, 9, []string{"password is too long"}},
+		{"too long password", []string{"-passfile", passfile(t, strings.Repeat("x", 2049)), good, "MNT"}, 9, []string{"password is too long"}},
 		{"reverse without reverse config", []string{"-reverse", "-extpass", "echo test", good, "MNT"}, 11, []string{"Cannot open config file"}},
 		{"reverse with a non-SIV config", []string{"-reverse", "-extpass", "echo test", "-config", filepath.Join(good, "gocryptfs.conf"), good, "MNT"}, 1, []string{"AES-SIV"}},
 		{"fuse mount fails", []string{"-fg", "-extpass", "echo test", good, "/dev/fd/99"}, 19, []string{"fs.Mount failed"}},

@@ -21,14 +21,6 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// referenceBin and referenceXray are from Debian's gocryptfs package;
-// the paths are explicit so that a gocryptfs in PATH (ours, installed) is
-// never run by mistake.
-const (
-	referenceBin  = "/usr/bin/gocryptfs"
-	referenceXray = "/usr/bin/gocryptfs-xray"
-)
-
 // impl is one implementation under comparison.
 type impl struct {
 	name string // "ours" or "ref", for subtest names and messages
@@ -47,7 +39,7 @@ func TestMain(m *testing.M) {
 	os.Exit(testutil.RunWithBinaries(m, b, func(dir string) {
 		theImpls = impls{
 			ours: impl{name: "ours", bin: filepath.Join(dir, "gocryptfs"), xray: filepath.Join(dir, "gocryptfs-xray")},
-			ref:  impl{name: "ref", bin: referenceBin, xray: referenceXray},
+			ref:  impl{name: "ref", bin: testutil.ReferenceBin, xray: testutil.ReferenceXray},
 		}
 	}))
 }
@@ -57,15 +49,10 @@ func TestMain(m *testing.M) {
 func setup(t *testing.T) impls {
 	t.Helper()
 	testutil.RequireFuse(t)
-	for _, bin := range []string{referenceBin, referenceXray} {
-		if _, err := os.Stat(bin); err != nil {
-			t.Fatalf("the reference gocryptfs is missing (%v): install Debian's gocryptfs package "+
-				"(apt-get install gocryptfs; install-deps.bash does it) to run the interop tests", err)
-		}
-	}
-	r := testutil.Run(t, testutil.RunOptions{}, referenceBin, "-version")
+	testutil.RequireReference(t)
+	r := testutil.Run(t, testutil.RunOptions{}, testutil.ReferenceBin, "-version")
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "gocryptfs 2.") {
-		t.Fatalf("%s -version: want exit 0 and \"gocryptfs 2.x\", got %v", referenceBin, r)
+		t.Fatalf("%s -version: want exit 0 and \"gocryptfs 2.x\", got %v", testutil.ReferenceBin, r)
 	}
 	t.Logf("reference: %s", strings.TrimSpace(r.Stdout))
 	return theImpls
@@ -82,7 +69,7 @@ func (i impl) passArgs(t *testing.T) []string {
 // passArgsFor is passArgs with password pw.
 func (i impl) passArgsFor(t *testing.T, pw string) []string {
 	t.Helper()
-	if i.bin != referenceBin {
+	if i.bin != testutil.ReferenceBin {
 		return []string{"-extpass", "echo " + pw}
 	}
 	p := filepath.Join(t.TempDir(), "passfile")

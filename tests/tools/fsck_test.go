@@ -120,19 +120,7 @@ func TestFsckCleanFresh(t *testing.T) {
 
 func flip(t *testing.T, p string, off int64) {
 	t.Helper()
-	fh, err := os.OpenFile(p, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	b := make([]byte, 1)
-	if _, err := fh.ReadAt(b, off); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x40
-	if _, err := fh.WriteAt(b, off); err != nil {
-		t.Fatal(err)
-	}
+	testutil.FlipByte(t, p, off, 0x40)
 }
 
 // TestFsckPlantedFaults plants one fault of every kind into a fresh

@@ -9,7 +9,13 @@
 package coretest
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
@@ -97,4 +103,189 @@ func EncryptVectorFile(t testing.TB, f testutil.VectorFile) []byte {
 	t.Helper()
 	ce := New(t, Options{Cipher: cryptocore.ContentCipher(f.Cipher), HKDF: true}).CE
 	return EncryptFile(t, ce, f.ID, f.Nonces, f.Plain)
+}
+
+// PlainTree decrypts the forward-mode CIPHERDIR dir with c, without
+// mounting, and returns one line per plaintext entry: "dir", "file:" and
+// the content, "link:" and the target, or "other:" and the file type.
+// Entries a mount hides are left out; anything that does not decrypt
+// fails the test.
+func PlainTree(t testing.TB, c Core, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	plainTree(t, c, dir, "", "", out)
+	return out
+}
+
+func plainTree(t testing.TB, c Core, root, cdir, pdir string, out map[string]string) {
+	t.Helper()
+	fd, err := unix.Open(filepath.Join(root, cdir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	var iv []byte
+	if c.NT.UsesDirIV() {
+		if iv, err = nametransform.ReadDirIVAt(fd); err != nil {
+			t.Fatalf("%s: %v", cdir, err)
+		}
+	}
+	ents, err := os.ReadDir(filepath.Join(root, cdir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if k := c.NT.Classify(e.Name(), cdir == ""); k.Hidden() || k == nametransform.KindDot {
+			continue
+		}
+		name, err := c.NT.DecryptNameAt(fd, e.Name(), iv)
+		if err != nil {
+			t.Fatalf("%s/%s: %v", cdir, e.Name(), err)
+		}
+		cp, pp := filepath.Join(cdir, e.Name()), filepath.Join(pdir, name)
+		switch typ := e.Type(); {
+		case typ.IsDir():
+			out[pp] = "dir"
+			plainTree(t, c, root, cp, pp, out)
+		case typ.IsRegular():
+			out[pp] = "file:" + string(DecryptFile(t, c.CE, filepath.Join(root, cp)))
+		case typ&fs.ModeSymlink != 0:
+			stored, err := os.Readlink(filepath.Join(root, cp))
+			if err != nil {
+				t.Fatal(err)
+			}
+			target, err := c.NT.DecryptSymlinkTarget(stored)
+			if err != nil {
+				t.Fatalf("%s: %v", cp, err)
+			}
+			out[pp] = "link:" + target
+		default:
+			out[pp] = "other:" + typ.String()
+		}
+	}
+}
+
+// DecryptFile decrypts a whole ciphertext file; any error fails the test.
+func DecryptFile(t testing.TB, ce *contentenc.ContentEnc, path string) []byte {
+	t.Helper()
+	ct, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []byte{}
+	if len(ct) == 0 {
+		return out
+	}
+	if len(ct) < contentenc.HeaderLen {
+		t.Fatalf("%s: truncated header", path)
+	}
+	h, err := contentenc.ParseHeader(ct[:contentenc.HeaderLen])
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	ct = ct[contentenc.HeaderLen:]
+	for b := uint64(0); len(ct) > 0; b++ {
+		n := min(len(ct), ce.CipherBS())
+		if out, err = ce.DecryptBlock(out, ct[:n], b, h.ID[:]); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		ct = ct[n:]
+	}
+	return out
+}
+
+// CipherPath returns the ciphertext path (relative to the CIPHERDIR root)
+// of the plaintext path plain, whose parent directories must exist; with
+// create, the long-name companion files of hashed names are written.
+func CipherPath(t testing.TB, c Core, root, plain string, create bool) string {
+	t.Helper()
+	cdir := ""
+	if plain == "" {
+		return ""
+	}
+	for _, comp := range strings.Split(plain, "/") {
+		fd, err := unix.Open(filepath.Join(root, cdir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var iv []byte
+		if c.NT.UsesDirIV() {
+			if iv, err = nametransform.ReadDirIVAt(fd); err != nil {
+				unix.Close(fd)
+				t.Fatalf("%s: %v", cdir, err)
+			}
+		}
+		enc, err := c.NT.EncryptName(comp, iv)
+		if err != nil {
+			unix.Close(fd)
+			t.Fatal(err)
+		}
+		stored, long := c.NT.HashIfLong(enc)
+		if long && create {
+			err = c.NT.WriteLongNameAt(fd, stored, enc)
+		}
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cdir = filepath.Join(cdir, stored)
+	}
+	return cdir
+}
+
+// Mkdir creates the plaintext directory plain (with its IV) the way a
+// mount would and returns its ciphertext path.
+func Mkdir(t testing.TB, c Core, root, plain string) string {
+	t.Helper()
+	cp := CipherPath(t, c, root, plain, true)
+	if err := os.Mkdir(filepath.Join(root, cp), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if c.NT.UsesDirIV() {
+		fd, err := unix.Open(filepath.Join(root, cp), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		if _, err := nametransform.WriteDirIVAt(fd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cp
+}
+
+// WriteFile creates the plaintext file plain holding data (fresh random
+// file ID and nonces) and returns its ciphertext path.
+func WriteFile(t testing.TB, c Core, root, plain string, data []byte) string {
+	t.Helper()
+	cp := CipherPath(t, c, root, plain, true)
+	var ct []byte
+	if len(data) > 0 {
+		h := contentenc.RandomHeader(nil)
+		ct = h.Pack()
+		for b := uint64(0); len(data) > 0; b++ {
+			n := min(len(data), contentenc.DefaultBS)
+			ct = c.CE.EncryptBlock(ct, data[:n], b, h.ID[:])
+			data = data[n:]
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, cp), ct, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cp
+}
+
+// Symlink creates the plaintext symlink plain pointing to target and
+// returns its ciphertext path.
+func Symlink(t testing.TB, c Core, root, plain, target string) string {
+	t.Helper()
+	cp := CipherPath(t, c, root, plain, true)
+	stored, err := c.NT.EncryptSymlinkTarget(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(stored, filepath.Join(root, cp)); err != nil {
+		t.Fatal(err)
+	}
+	return cp
 }

@@ -1,0 +1,73 @@
+package fusefrontend
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"gocryptfs/internal/syscallcompat"
+)
+
+// callerCred returns the identity new entries are created with: the
+// caller's when running as root with AllowOther, else ok=false (create as
+// ourselves; without allow_other every caller is the mounting user).
+func (rn *RootNode) callerCred(ctx context.Context) (syscallcompat.Cred, bool) {
+	if !rn.asRoot || !rn.args.AllowOther {
+		return syscallcompat.Cred{}, false
+	}
+	c, ok := fuse.FromContext(ctx)
+	if !ok {
+		return syscallcompat.Cred{}, false
+	}
+	return syscallcompat.Cred{Uid: c.Uid, Gid: c.Gid, Groups: procGroups(c.Pid, c.Gid)}, true
+}
+
+// asCaller runs fn, which creates backing entries, with the caller's
+// identity (see callerCred and syscallcompat.AsCaller), so that the kernel
+// applies ownership, set-group-ID inheritance, permission, quota and root
+// squashing rules as for the caller itself. Whatever fails, including the
+// identity change, is an error for the caller.
+func (rn *RootNode) asCaller(ctx context.Context, fn func() error) error {
+	cred, ok := rn.callerCred(ctx)
+	if !ok {
+		return fn()
+	}
+	return syscallcompat.AsCaller(cred, fn)
+}
+
+// procGroups returns the supplementary groups of process pid from
+// /proc/PID/status. FUSE requests carry only uid, gid and pid; when the pid
+// is unknown (0: the caller lives in another pid namespace) or gone, the
+// caller is taken to be in its primary group only.
+func procGroups(pid uint32, gid uint32) []uint32 {
+	fallback := []uint32{gid}
+	if pid == 0 {
+		return fallback
+	}
+	f, err := os.Open("/proc/" + strconv.FormatUint(uint64(pid), 10) + "/status")
+	if err != nil {
+		return fallback
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		v, ok := strings.CutPrefix(s.Text(), "Groups:")
+		if !ok {
+			continue
+		}
+		var groups []uint32
+		for _, g := range strings.Fields(v) {
+			n, err := strconv.ParseUint(g, 10, 32)
+			if err != nil {
+				return fallback
+			}
+			groups = append(groups, uint32(n))
+		}
+		return groups
+	}
+	return fallback
+}

@@ -1,0 +1,138 @@
+package nametransform
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"gocryptfs/internal/conflictname"
+)
+
+// Sync tools (Syncthing, Nextcloud, Dropbox, OneDrive, ...) resolve
+// concurrent changes by renaming one side's file into a conflict copy,
+// e.g. "<ciphertext name>.sync-conflict-20261202-120000-ABCDEFG", which
+// does not decrypt. Such an entry is shown under its plaintext name
+// decorated with the same marker, placed the way the tool would have
+// placed it in the plaintext name (package conflictname):
+// "report.sync-conflict-20261202-120000-ABCDEFG.txt".
+//
+// When one directory was created on two machines before they synced, it
+// ends up with a conflict copy of gocryptfs.diriv and names encrypted with
+// either IV. Each conflict copy of the IV file is an alternative IV (AltIV):
+// names that do not decrypt under the main IV are tried under each one. If
+// such a name equals one under the main IV, it is shown decorated with the
+// marker of its IV file, so that both stay reachable.
+
+// AltIV is an alternative directory IV: the content of a sync tool's
+// conflict copy of gocryptfs.diriv, with the marker that tool added.
+type AltIV struct {
+	Marker conflictname.Marker
+	IV     []byte
+}
+
+// IsHiddenConflict reports whether the backing name is a conflict copy of
+// an internal file (gocryptfs.diriv, a long-name companion, gocryptfs.conf
+// in the root), which is never shown.
+func (n *NameTransform) IsHiddenConflict(cName string, isRoot bool) bool {
+	if n.plaintextNames || !strings.HasPrefix(cName, "gocryptfs") {
+		return false
+	}
+	for _, c := range conflictname.Parse(cName) {
+		if n.Classify(c.Base, isRoot).Hidden() {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadAltIVsAt reads the alternative IVs among names, entries of the
+// directory dirfd, sorted by marker so that the choice of shown names is
+// stable. Copies that cannot be read are returned in bad with their
+// errors.
+func (n *NameTransform) ReadAltIVsAt(dirfd int, names []string) (ivs []AltIV, bad map[string]error) {
+	if !n.UsesDirIV() {
+		return nil, nil
+	}
+	for _, name := range names {
+		// Every tool keeps the extension ".diriv".
+		if !strings.HasPrefix(name, "gocryptfs") || !strings.HasSuffix(name, ".diriv") || name == DirIVFilename {
+			continue
+		}
+		m, ok := conflictname.BaseIs(name, DirIVFilename)
+		if !ok {
+			continue
+		}
+		iv, err := ReadDirIVFileAt(dirfd, name)
+		if err != nil {
+			if bad == nil {
+				bad = make(map[string]error)
+			}
+			bad[name] = err
+			continue
+		}
+		ivs = append(ivs, AltIV{Marker: m, IV: iv})
+	}
+	slices.SortFunc(ivs, func(a, b AltIV) int { return strings.Compare(a.Marker.Text, b.Marker.Text) })
+	return ivs, bad
+}
+
+// DisplayConflictAt returns the name under which the backing entry cName
+// of the directory dirfd is shown when it does not decrypt under the main
+// IV iv: its name under an alternative IV (decorated with that IV's marker
+// if taken reports the plain name as used by a main-IV entry), or a
+// conflict copy of a name under any of the IVs. ok is false when none
+// applies or the result would be longer than NameMax.
+func (n *NameTransform) DisplayConflictAt(dirfd int, cName string, iv []byte, alts []AltIV, taken func(string) bool) (shown string, alt bool, ok bool) {
+	for _, a := range alts {
+		plain, err := n.DecryptNameAt(dirfd, cName, a.IV)
+		if err != nil {
+			continue
+		}
+		if taken(plain) {
+			plain = a.Marker.Apply(plain)
+		}
+		return plain, true, len(plain) <= NameMax
+	}
+	for _, c := range conflictname.Parse(cName) {
+		if IsLongNameFile(c.Base) {
+			continue
+		}
+		for _, v := range IVList(iv, alts) {
+			plain, err := n.DecryptNameAt(dirfd, c.Base, v)
+			if err != nil {
+				continue
+			}
+			shown := c.Marker.Apply(plain)
+			return shown, false, len(shown) <= NameMax
+		}
+	}
+	return "", false, false
+}
+
+// IVList returns the main IV iv followed by the alternatives.
+func IVList(iv []byte, alts []AltIV) [][]byte {
+	out := make([][]byte, 0, 1+len(alts))
+	out = append(out, iv)
+	for _, a := range alts {
+		out = append(out, a.IV)
+	}
+	return out
+}
+
+// PreferAlt reports whether the entry cName, which decrypted under the main
+// IV to plain, should rather be taken as a name under one of the
+// alternative IVs. Names carry no authentication, so a name encrypted under
+// another IV decrypts to a "valid" name under the main IV about once in a
+// few hundred tries; such garbage is almost never valid UTF-8, while real
+// names almost always are.
+func (n *NameTransform) PreferAlt(dirfd int, cName, plain string, alts []AltIV) bool {
+	if len(alts) == 0 || utf8.ValidString(plain) {
+		return false
+	}
+	for _, a := range alts {
+		if p, err := n.DecryptNameAt(dirfd, cName, a.IV); err == nil && utf8.ValidString(p) {
+			return true
+		}
+	}
+	return false
+}

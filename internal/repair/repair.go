@@ -1,0 +1,706 @@
+// Package repair implements gocryptfs -fsck -repair: it brings a damaged
+// forward-mode CIPHERDIR back to a state in which -fsck finds nothing,
+// without ever deleting anything.
+//
+// Every ciphertext entry that is changed or taken out is first moved (or,
+// when repaired in place, copied) to CIPHERDIR/gocryptfs.quarantine/<ts>/,
+// keeping its path relative to CIPHERDIR. What can be saved is written as
+// ordinary encrypted entries to lost+found/<ts>/ in the plaintext view,
+// before the original is moved. <ts> is the UTC start time of the run.
+//
+// Every step is idempotent and durable before the next one starts (files
+// and directories are fsynced), and a journal
+// (gocryptfs.quarantine/<ts>.journal, one JSON record per line) records
+// the run: a rerun after a crash picks up the unfinished journal, reuses
+// its timestamp and finishes the job, so that the final state is that of
+// an uninterrupted run and no byte is lost in between.
+//
+// Repair works in passes: check (internal/fsck), fix what was found,
+// check again, until nothing is found or nothing more can be done (a fix
+// can reveal more, e.g. the second name of a hard-linked file).
+package repair
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/fsck"
+	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/syscallcompat"
+)
+
+// Event is one line of the -json output: a finding, an action, or the
+// summary.
+type Event struct {
+	// Type is "finding", "action" or "summary".
+	Type string `json:"type"`
+	// Kind classifies a finding (e.g. "corrupt-blocks", "diriv-missing").
+	Kind string `json:"kind,omitempty"`
+	// Path is the plaintext path ("" is the root; for undecryptable names
+	// the directory holding them).
+	Path string `json:"path,omitempty"`
+	// CipherPath is the path relative to CIPHERDIR.
+	CipherPath string `json:"cipher_path,omitempty"`
+	// Action says what was done: "salvaged", "quarantined",
+	// "header-rewritten", "diriv-restored", "diriv-recreated",
+	// "xattr-removed".
+	Action string `json:"action,omitempty"`
+	// SalvagedTo is the plaintext path of the salvaged copy.
+	SalvagedTo string `json:"salvaged_to,omitempty"`
+	// QuarantinedTo is where the original went, relative to CIPHERDIR.
+	QuarantinedTo string `json:"quarantined_to,omitempty"`
+	// Ranges are the plaintext byte ranges lost.
+	Ranges []Range `json:"lost_ranges,omitempty"`
+	// Error is the finding's message.
+	Error string `json:"error,omitempty"`
+	// Line is the finding as plain -fsck prints it (not in the JSON).
+	Line string `json:"-"`
+	// Summary fields.
+	Corrupt  *int  `json:"corrupt,omitempty"`
+	Skipped  *int  `json:"skipped,omitempty"`
+	Repaired *int  `json:"actions,omitempty"`
+	Clean    *bool `json:"clean,omitempty"`
+}
+
+// Options configures Repair.
+type Options struct {
+	// CipherDir is the forward-mode ciphertext directory; it must not be
+	// mounted (see CheckNotMounted).
+	CipherDir string
+	// NameTransform and ContentEnc belong to the filesystem's master key.
+	NameTransform *nametransform.NameTransform
+	ContentEnc    *contentenc.ContentEnc
+	// Report receives every finding and action as it happens.
+	Report func(Event)
+	// Logger receives debug messages; nil discards them.
+	Logger *slog.Logger
+	// Now gives the run's timestamp; nil means time.Now.
+	Now func() time.Time
+	// AfterStep, if set, is called after each durable change with its
+	// running number (tests use it to crash at every point).
+	AfterStep func(n int)
+	// AlternativeDirIVs lists the files in a directory that may hold its
+	// lost IV (conflict copies, backups); nil means AltDirIVNames.
+	AlternativeDirIVs func(names []string) []string
+}
+
+// Result summarizes a repair.
+type Result struct {
+	// Actions is the number of actions taken.
+	Actions int
+	// Final is the result of the last check.
+	Final fsck.Result
+}
+
+// maxPasses bounds the check-and-fix loop; each pass needs a fix to
+// continue, and a pass's fixes can only reveal entries one level down.
+const maxPasses = 64
+
+type repairer struct {
+	ctx     context.Context
+	opts    Options
+	nt      *nametransform.NameTransform
+	ce      *contentenc.ContentEnc
+	log     *slog.Logger
+	ts      string
+	journal *os.File
+	steps   int
+	actions int
+	seen    map[string]bool
+}
+
+// Repair checks and repairs the CIPHERDIR. The error is nil when the run
+// completed (whether or not the result is clean: see Result.Final).
+func Repair(ctx context.Context, opts Options) (Result, error) {
+	if opts.NameTransform == nil || opts.ContentEnc == nil || opts.CipherDir == "" {
+		return Result{}, errors.New("repair: incomplete options")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.AlternativeDirIVs == nil {
+		opts.AlternativeDirIVs = AltDirIVNames
+	}
+	r := &repairer{ctx: ctx, opts: opts, nt: opts.NameTransform, ce: opts.ContentEnc,
+		log: opts.Logger, seen: map[string]bool{}}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	defer func() {
+		if r.journal != nil {
+			r.journal.Close()
+		}
+	}()
+	ts, recs, err := r.findUnfinished()
+	if err != nil {
+		return Result{}, fmt.Errorf("repair: %w", err)
+	}
+	if ts != "" {
+		r.ts = ts
+		r.log.Debug("repair: resuming unfinished run", "ts", ts)
+		if err := r.begin(); err != nil {
+			return Result{}, fmt.Errorf("repair: %w", err)
+		}
+		for _, rec := range recs {
+			if rec.Op == "diriv" {
+				if err := r.moveOutEntries(rec.Dir, rec.Plain, rec.Entries); err != nil {
+					return Result{}, fmt.Errorf("repair: %w", err)
+				}
+			}
+		}
+	}
+	var res Result
+	for pass := 0; ; pass++ {
+		var probs []fsck.Problem
+		final, err := fsck.Check(ctx, fsck.Options{
+			CipherDir: opts.CipherDir, NameTransform: r.nt, ContentEnc: r.ce, Logger: r.log,
+			Report: func(p fsck.Problem) { probs = append(probs, p) },
+		})
+		if err != nil {
+			return res, err
+		}
+		res.Final = final
+		for _, p := range probs {
+			if k := strconv.Itoa(int(p.Kind)) + "\x00" + p.CipherPath + "\x00" + p.Name; !r.seen[k] {
+				r.seen[k] = true
+				r.emit(Describe(opts.CipherDir, r.ce, p))
+			}
+		}
+		if final.Clean() || pass == maxPasses {
+			break
+		}
+		before := r.actions
+		// Leftovers of an interrupted run inside its own lost+found come
+		// last: the fixes of the originals complete them first, which
+		// makes most of those findings stale.
+		lf := r.currentLostFound()
+		slices.SortStableFunc(probs, func(a, b fsck.Problem) int {
+			return cmpBool(inDir(a.CipherPath, lf), inDir(b.CipherPath, lf))
+		})
+		for _, p := range probs {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			if err := r.fix(p); err != nil {
+				return res, fmt.Errorf("repair %q: %w", p.CipherPath, err)
+			}
+		}
+		if r.actions == before {
+			break
+		}
+	}
+	res.Actions = r.actions
+	if err := r.finish(); err != nil {
+		return res, fmt.Errorf("repair: %w", err)
+	}
+	return res, nil
+}
+
+// currentLostFound returns the ciphertext path of lost+found/<ts> of this
+// run, or "" if it does not exist (yet).
+func (r *repairer) currentLostFound() string {
+	if r.ts == "" {
+		return ""
+	}
+	cdir := ""
+	for _, c := range []string{LostFoundName, r.ts} {
+		iv, err := r.dirIV(cdir)
+		if err != nil {
+			return ""
+		}
+		enc, err := r.nt.EncryptName(c, iv)
+		if err != nil {
+			return ""
+		}
+		stored, _ := r.nt.HashIfLong(enc)
+		cdir = join(cdir, stored)
+	}
+	return cdir
+}
+
+// inDir reports whether the relative path p is dir or below it.
+func inDir(p, dir string) bool {
+	return dir != "" && (p == dir || strings.HasPrefix(p, dir+"/"))
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// emit hands an event to the caller.
+func (r *repairer) emit(e Event) {
+	if r.opts.Report != nil {
+		r.opts.Report(e)
+	}
+}
+
+// action records an action in the journal and reports it.
+func (r *repairer) action(e Event) error {
+	e.Type = "action"
+	r.actions++
+	r.emit(e)
+	return r.record(record{Op: "action", Event: &e})
+}
+
+// exists reports whether a path relative to CIPHERDIR exists (lstat).
+func (r *repairer) exists(rel string) bool {
+	_, err := os.Lstat(r.abs(rel))
+	return err == nil
+}
+
+// fix repairs one finding; a finding made stale by an earlier fix (its
+// entry is gone) is skipped.
+func (r *repairer) fix(p fsck.Problem) error {
+	if p.Kind != fsck.DirError && p.CipherPath != "" && !r.exists(p.CipherPath) {
+		return nil
+	}
+	switch p.Kind {
+	case fsck.CorruptName:
+		dir, name := filepath.Split(p.CipherPath)
+		return r.moveOut(filepath.Clean(dir), p.Path, name)
+	case fsck.DirError:
+		if p.Name == nametransform.DirIVFilename {
+			return r.fixDirIV(p.CipherPath, p.Path)
+		}
+		if p.CipherPath == "" {
+			return nil // the root cannot be quarantined
+		}
+		return r.quarantineOnly(p)
+	case fsck.FileError:
+		return r.fixFile(p)
+	case fsck.OpenError, fsck.SymlinkError:
+		return r.quarantineOnly(p)
+	case fsck.OrphanLongName:
+		if r.exists(strings.TrimSuffix(p.CipherPath, nametransform.LongNameSuffix)) {
+			return nil // its entry was created meanwhile
+		}
+		return r.quarantineOnly(p)
+	case fsck.XattrNameError, fsck.XattrValueError:
+		return r.fixXattr(p)
+	}
+	// Skipped and XattrListError: nothing that can be done here.
+	return nil
+}
+
+// quarantineOnly moves the entry (and its long-name file) out.
+func (r *repairer) quarantineOnly(p fsck.Problem) error {
+	q, err := r.quarantineEntry(p.CipherPath)
+	if err != nil {
+		return err
+	}
+	return r.action(Event{Action: "quarantined", Path: p.Path, CipherPath: p.CipherPath, QuarantinedTo: q})
+}
+
+// quarantineEntry quarantines an entry and, for a hashed long name, its
+// companion file (after the entry: a crash in between leaves an orphan
+// companion file, which the next pass quarantines too).
+func (r *repairer) quarantineEntry(cipherRel string) (string, error) {
+	q, err := r.quarantine(cipherRel)
+	if err != nil {
+		return "", err
+	}
+	if base := filepath.Base(cipherRel); !r.nt.PlaintextNames() && nametransform.IsLongContent(base) {
+		nf := filepath.Join(filepath.Dir(cipherRel), nametransform.LongNameFilename(base))
+		if r.exists(nf) {
+			if _, err := r.quarantine(nf); err != nil {
+				return "", err
+			}
+		}
+	}
+	return q, nil
+}
+
+// moveOut handles an entry of cipherDir whose name cannot be decrypted
+// (plainDir is its directory's plaintext path): what it holds is saved to
+// lost+found/<ts>/<plainDir>/<ciphertext name>, then it is quarantined.
+func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
+	cipherRel := filepath.Join(cipherDir, name)
+	if cipherDir == "." {
+		cipherRel = name
+	}
+	st, err := os.Lstat(r.abs(cipherRel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	plainRel := join(plainDir, name)
+	ev := Event{Path: plainDir, CipherPath: cipherRel}
+	switch mode := st.Mode(); {
+	case mode.IsRegular():
+		dst, ranges, err := r.salvageFile(cipherRel, plainRel)
+		if err != nil {
+			return err
+		}
+		if dst != "" {
+			ev.SalvagedTo, ev.Ranges = r.lfShown(plainRel), ranges
+		}
+	case mode&fs.ModeSymlink != 0:
+		target, err := os.Readlink(r.abs(cipherRel))
+		if err != nil {
+			return err
+		}
+		if _, err := r.nt.DecryptSymlinkTarget(target); err == nil {
+			if err := r.salvageCopy(cipherRel, plainRel); err != nil {
+				return err
+			}
+			ev.SalvagedTo = r.lfShown(plainRel)
+		}
+	default:
+		// A directory keeps its own IV and names: the whole subtree is
+		// copied as it is. Fifos and sockets are recreated.
+		if err := r.salvageCopy(cipherRel, plainRel); err != nil {
+			return err
+		}
+		ev.SalvagedTo = r.lfShown(plainRel)
+	}
+	q, err := r.quarantineEntry(cipherRel)
+	if err != nil {
+		return err
+	}
+	ev.QuarantinedTo = q
+	ev.Action = "quarantined"
+	if ev.SalvagedTo != "" {
+		ev.Action = "salvaged"
+	}
+	return r.action(ev)
+}
+
+// salvageCopy copies the ciphertext entry verbatim to lost+found.
+func (r *repairer) salvageCopy(cipherRel, plainRel string) error {
+	dst, err := r.lfPath(plainRel)
+	if err != nil {
+		return err
+	}
+	return r.salvageTree(r.abs(cipherRel), r.abs(dst))
+}
+
+// salvageFile writes what can be decrypted of the file at cipherRel to
+// lost+found/<ts>/<plainRel> (plus <plainRel>.lost-ranges.txt when bytes
+// are lost). It returns the ciphertext path of the copy ("" if nothing
+// could be saved) and the lost ranges.
+func (r *repairer) salvageFile(cipherRel, plainRel string) (string, []Range, error) {
+	f, err := os.OpenFile(r.abs(cipherRel), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", nil, err
+	}
+	d, err := Analyze(r.ce, f)
+	if err != nil {
+		return "", nil, err
+	}
+	ranges := d.LostRanges(r.ce)
+	if !d.Salvageable() {
+		return "", ranges, nil
+	}
+	dst, err := r.lfPath(plainRel)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(ranges) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Byte ranges of %q that could not be recovered (start-end, end exclusive):\n", r.lfRel(plainRel))
+		for _, rg := range ranges {
+			fmt.Fprintf(&b, "%d-%d (%d bytes): %s\n", rg.Start, rg.End, rg.End-rg.Start, rg.Reason)
+		}
+		rdst, err := r.lfPath(plainRel + ".lost-ranges.txt")
+		if err != nil {
+			return "", nil, err
+		}
+		ct := encryptContent(r.ce, []byte(b.String()))
+		if err := r.placeFile(r.abs(rdst), 0o600, func(w *os.File) error { _, err := w.Write(ct); return err }); err != nil {
+			return "", nil, err
+		}
+	}
+	// The data last: placing it can end the finding (a damaged copy in
+	// lost+found repaired in place), so the ranges must exist by then.
+	if err := r.placeFile(r.abs(dst), st.Mode().Perm(), func(w *os.File) error {
+		return writeSalvaged(r.ce, d, f, w)
+	}); err != nil {
+		return "", nil, err
+	}
+	return dst, ranges, nil
+}
+
+// fixFile repairs a regular file whose contents do not decrypt.
+func (r *repairer) fixFile(p fsck.Problem) error {
+	f, err := os.OpenFile(r.abs(p.CipherPath), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	d, err := Analyze(r.ce, f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if d.Clean() {
+		return nil // rewritten meanwhile
+	}
+	if d.OnlyVersion() {
+		q, err := r.quarantineCopy(p.CipherPath)
+		if err != nil {
+			return err
+		}
+		if err := rewriteHeader(r.abs(p.CipherPath), d.Header); err != nil {
+			return err
+		}
+		r.step()
+		return r.action(Event{Action: "header-rewritten", Path: p.Path, CipherPath: p.CipherPath, QuarantinedTo: q})
+	}
+	ev := Event{Path: p.Path, CipherPath: p.CipherPath}
+	dst, ranges, err := r.salvageFile(p.CipherPath, p.Path)
+	if err != nil {
+		return err
+	}
+	ev.Ranges = ranges
+	ev.Action = "quarantined"
+	if dst != "" {
+		ev.Action, ev.SalvagedTo = "salvaged", r.lfShown(p.Path)
+	}
+	if dst == p.CipherPath {
+		// A damaged file in a subtree this run copied to lost+found was
+		// replaced by its salvaged version; the original of the copy is
+		// already in the quarantine.
+		return r.action(ev)
+	}
+	if ev.QuarantinedTo, err = r.quarantineEntry(p.CipherPath); err != nil {
+		return err
+	}
+	return r.action(ev)
+}
+
+// rewriteHeader writes a repaired header over the first 18 bytes.
+func rewriteHeader(path string, h contentenc.FileHeader) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(h.Pack(), 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// fixXattr saves an undecryptable extended attribute's stored value to
+// the quarantine (<cipher path>.xattr.<stored name>) and removes it.
+func (r *repairer) fixXattr(p fsck.Problem) error {
+	fd, err := syscallcompat.Openat(unix.AT_FDCWD, r.abs(p.CipherPath), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer syscallcompat.Close(fd)
+	stored := p.Name
+	if p.Kind == fsck.XattrValueError {
+		// p.Name is the decrypted name; find the stored one.
+		enc, err := r.nt.EncryptXattrName(p.Name)
+		if err != nil {
+			return err
+		}
+		stored = enc
+	}
+	val, err := syscallcompat.FgetxattrAll(fd, stored)
+	if errors.Is(err, syscall.ENODATA) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := r.begin(); err != nil {
+		return err
+	}
+	qRel := filepath.Join(nametransform.QuarantineDirName, r.ts, p.CipherPath+".xattr."+stored)
+	if err := mkdirAll(filepath.Dir(r.abs(qRel))); err != nil {
+		return err
+	}
+	if err := r.placeFile(r.abs(qRel), 0o400, func(f *os.File) error { _, err := f.Write(val); return err }); err != nil {
+		return err
+	}
+	if err := syscallcompat.Fremovexattr(fd, stored); err != nil {
+		return err
+	}
+	r.step()
+	return r.action(Event{Action: "xattr-removed", Path: p.Path, CipherPath: p.CipherPath, QuarantinedTo: qRel})
+}
+
+// AltDirIVNames returns the names (of a directory listing) that may hold
+// a copy of the directory's IV: files called gocryptfs.<something>.diriv,
+// as left by sync tools' conflict copies or by backups. It is a simple
+// rule on purpose, to be replaced by the sync code's own recognition.
+func AltDirIVNames(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if n != nametransform.DirIVFilename && strings.HasPrefix(n, "gocryptfs.") && strings.HasSuffix(n, ".diriv") {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// listNames returns the sorted entry names of a ciphertext directory.
+func (r *repairer) listNames(cipherDir string) ([]string, error) {
+	ents, err := os.ReadDir(r.abs(cipherDir))
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names, nil
+}
+
+// fixDirIV repairs a directory whose gocryptfs.diriv is missing or
+// invalid: with an alternative IV that decrypts its names, that IV is
+// restored and nothing moves; otherwise a new IV is written and every
+// entry named under the lost one goes to lost+found.
+func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
+	if _, err := r.dirIV(cipherDir); err == nil {
+		return nil // repaired meanwhile (e.g. created by this run)
+	}
+	names, err := r.listNames(cipherDir)
+	if err != nil {
+		return err
+	}
+	isRoot := cipherDir == ""
+	var entries []string
+	for _, n := range names {
+		if k := r.nt.Classify(n, isRoot); !k.Hidden() && k != nametransform.KindDot {
+			entries = append(entries, n)
+		}
+	}
+	dfd, err := unix.Open(r.abs(cipherDir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	if iv, alt := r.bestAltIV(dfd, names, entries); iv != nil {
+		if err := r.replaceDirIV(cipherDir, iv); err != nil {
+			return err
+		}
+		return r.action(Event{Action: "diriv-restored", Path: plainDir, CipherPath: join(cipherDir, nametransform.DirIVFilename),
+			Error: "IV taken from " + alt})
+	}
+	// The intent goes to the journal before the new IV exists: after a
+	// crash, a rerun must still know which names were encrypted under the
+	// lost IV (with the new one, a few might decrypt to garbage).
+	if err := r.record(record{Op: "diriv", Dir: cipherDir, Plain: plainDir, Entries: entries}); err != nil {
+		return err
+	}
+	if err := r.replaceDirIV(cipherDir, nil); err != nil {
+		return err
+	}
+	if err := r.action(Event{Action: "diriv-recreated", Path: plainDir, CipherPath: join(cipherDir, nametransform.DirIVFilename)}); err != nil {
+		return err
+	}
+	return r.moveOutEntries(cipherDir, plainDir, entries)
+}
+
+// moveOutEntries moves the listed entries of a directory whose IV was
+// replaced out to lost+found (those still there).
+func (r *repairer) moveOutEntries(cipherDir, plainDir string, entries []string) error {
+	if _, err := r.dirIV(cipherDir); err != nil {
+		return nil // the IV is not written yet: the next check handles it
+	}
+	for _, n := range entries {
+		if err := r.moveOut(cipherDir, plainDir, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bestAltIV tries the alternative IV files and returns the content of the
+// one under which most entries decrypt (at least one, unless there are no
+// entries), and its name.
+func (r *repairer) bestAltIV(dfd int, names, entries []string) ([]byte, string) {
+	var best []byte
+	var bestName string
+	bestN := 0
+	for _, alt := range r.opts.AlternativeDirIVs(names) {
+		data, err := readSmall(dfd, alt)
+		if err != nil || len(data) != nametransform.DirIVLen || allZero(data) {
+			continue
+		}
+		n := 0
+		for _, e := range entries {
+			if _, err := r.nt.DecryptNameAt(dfd, e, data); err == nil {
+				n++
+			}
+		}
+		if n > bestN || best == nil && len(entries) == 0 {
+			best, bestName, bestN = data, alt, n
+		}
+	}
+	return best, bestName
+}
+
+// readSmall reads a small regular file in dfd without following symlinks.
+func readSmall(dfd int, name string) ([]byte, error) {
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > 4096 {
+		return nil, fmt.Errorf("%s: not a small regular file", name)
+	}
+	buf := make([]byte, st.Size())
+	n, err := f.ReadAt(buf, 0)
+	if n == len(buf) {
+		err = nil
+	}
+	return buf[:n], err
+}
+
+// replaceDirIV quarantines an invalid gocryptfs.diriv, if any, and writes
+// iv (or a fresh random IV when iv is nil).
+func (r *repairer) replaceDirIV(cipherDir string, iv []byte) error {
+	rel := join(cipherDir, nametransform.DirIVFilename)
+	if r.exists(rel) {
+		if _, err := r.quarantine(rel); err != nil {
+			return err
+		}
+	}
+	if iv == nil {
+		iv = newDirIV()
+	}
+	return r.placeNewFile(r.abs(rel), 0o444, iv)
+}
+
+func join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}

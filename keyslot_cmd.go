@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"gocryptfs/internal/configfile"
+	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/fido2"
+	"gocryptfs/internal/tlog"
+)
+
+// maxKeyFileSize bounds a key file (LUKS uses the same 8 MiB), so that
+// -keyfile /dev/urandom fails instead of eating memory.
+const maxKeyFileSize = 8 << 20
+
+// secretKind returns the kind of secret the command line gives for
+// unlocking: -fido2, -keyfile, or else a password.
+func secretKind(a *argContainer) configfile.SlotKind {
+	switch {
+	case a.fido2 != "":
+		return configfile.SlotFIDO2
+	case a.keyfile != "":
+		return configfile.SlotKeyFile
+	}
+	return configfile.SlotPassword
+}
+
+// readKeyFile returns the bytes of a key file (the whole file is the
+// secret). Empty and oversized files are refused with exit 9, like an
+// unreadable password.
+func readKeyFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, exitcodes.Errorf(exitcodes.ReadPassword, "Cannot read key file: %v", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileSize+1))
+	switch {
+	case err != nil:
+		cryptocore.Wipe(data)
+		return nil, exitcodes.Errorf(exitcodes.ReadPassword, "Cannot read key file %s: %v", path, err)
+	case len(data) == 0:
+		return nil, exitcodes.Errorf(exitcodes.ReadPassword, "Key file %s is empty", path)
+	case len(data) > maxKeyFileSize:
+		cryptocore.Wipe(data)
+		return nil, exitcodes.Errorf(exitcodes.ReadPassword, "Key file %s is larger than %d bytes", path, maxKeyFileSize)
+	}
+	return data, nil
+}
+
+// unlockConfig obtains the current secret from the command line (password
+// sources, -keyfile or -fido2) and opens the first slot of that kind that
+// it fits. It returns the master key (the caller wipes it) and the slot
+// index. Exit codes: 1 when the config has no slot for this kind of
+// secret, 9 for unreadable secrets, 12 for a wrong one, 27 when every
+// fitting slot is damaged or too weak, 31 for FIDO2 failures.
+func unlockConfig(e *env, a *argContainer, cf *configfile.ConfFile) ([]byte, int, error) {
+	kind := secretKind(a)
+	if !cf.HasSlotKind(kind) {
+		if cf.HasSlotKind(configfile.SlotFIDO2) && kind == configfile.SlotPassword {
+			return nil, -1, exitcodes.Errorf(exitcodes.Usage, "Masterkey encrypted using FIDO2 token; need to use the -fido2 option.")
+		}
+		return nil, -1, exitcodes.Errorf(exitcodes.Usage, "This filesystem has no %s key slot (it has: %v); use -passfile/-extpass, -keyfile or -fido2 accordingly.",
+			kind, cf.SlotKinds())
+	}
+	var secret configfile.SecretFunc
+	switch kind {
+	case configfile.SlotFIDO2:
+		opts := fido2.Options{Stderr: e.stderr, Logger: e.log}
+		secret = func(i int, s *configfile.KeySlot) ([]byte, error) {
+			return fido2.Secret(a.fido2, s.FIDO2.CredentialID, s.FIDO2.HMACSalt, s.FIDO2.AssertOptions, opts)
+		}
+	default:
+		var data []byte
+		var err error
+		if kind == configfile.SlotKeyFile {
+			data, err = readKeyFile(a.keyfile)
+		} else {
+			data, err = e.passwordSource(a).Once()
+		}
+		if err != nil {
+			return nil, -1, err
+		}
+		defer cryptocore.Wipe(data)
+		secret = func(int, *configfile.KeySlot) ([]byte, error) { return bytes.Clone(data), nil }
+	}
+	e.log.Info("Decrypting master key")
+	mk, slot, err := cf.Unlock(kind, secret)
+	switch {
+	case err == nil:
+		e.log.Debug(fmt.Sprintf("Key slot %d (%s) matched", slot, kind))
+		return mk, slot, nil
+	case errors.Is(err, fido2.ErrFIDO2):
+		return nil, -1, exitcodes.New(exitcodes.FIDO2Error, err)
+	case errors.Is(err, configfile.ErrInvalid):
+		return nil, -1, exitcodes.Errorf(exitcodes.DeprecatedFS, "Config file %s: %v", cf.Path(), err)
+	}
+	return nil, -1, unlockError(err)
+}
+
+// newSlotSpec returns the parameters of a slot created or re-wrapped by
+// -init, -addkey or -passwd: -label, -argon2id (with its costs) or
+// -scryptn.
+func newSlotSpec(a *argContainer, kind configfile.SlotKind) (configfile.SlotSpec, error) {
+	spec := configfile.SlotSpec{Kind: kind, Label: a.label}
+	if a.argon2id {
+		p := configfile.DefaultArgon2idParams()
+		if a.isSet("argon2id-time") {
+			p.Time = a.argon2idTime
+		}
+		if a.isSet("argon2id-memory") {
+			p.Memory = a.argon2idMemory * 1024
+		}
+		if err := configfile.CheckArgon2idCosts(p); err != nil {
+			return spec, exitcodes.New(exitcodes.ScryptParams, err)
+		}
+		spec.Argon2id = &p
+	} else if a.isSet("scryptn") {
+		if a.scryptn < configfile.ScryptMinLogN || a.scryptn > configfile.ScryptMaxLogN {
+			return spec, exitcodes.Errorf(exitcodes.ScryptParams, "-scryptn %d is outside the allowed range %d..%d",
+				a.scryptn, configfile.ScryptMinLogN, configfile.ScryptMaxLogN)
+		}
+		spec.ScryptLogN = a.scryptn
+	}
+	return spec, nil
+}
+
+// newSecret reads the secret of a slot being added: -newfido2 registers a
+// credential on that token, -newkeyfile reads the file, otherwise a new
+// password is read like -passwd reads it (stdin when it is not a terminal,
+// else the terminal twice).
+func newSecret(e *env, a *argContainer, spec *configfile.SlotSpec) ([]byte, error) {
+	switch spec.Kind {
+	case configfile.SlotFIDO2:
+		opts := fido2.Options{Stderr: e.stderr, Logger: e.log}
+		cred, err := fido2.Register(a.newfido2, filepath.Base(a.cipherdir), opts)
+		if err != nil {
+			return nil, exitcodes.New(exitcodes.FIDO2Error, err)
+		}
+		salt := fido2.NewSalt()
+		secret, err := fido2.Secret(a.newfido2, cred, salt, a.fido2AssertOptions, opts)
+		if err != nil {
+			return nil, exitcodes.New(exitcodes.FIDO2Error, err)
+		}
+		spec.FIDO2 = &configfile.FIDO2Params{CredentialID: cred, HMACSalt: salt, AssertOptions: a.fido2AssertOptions}
+		return secret, nil
+	case configfile.SlotKeyFile:
+		return readKeyFile(a.newkeyfile)
+	}
+	e.log.Info("Please enter your new password.")
+	return e.passwordSource(a).Interactive(true)
+}
+
+// openForSlotChange loads the config and the master key for -addkey,
+// -removekey and -passwd: from -masterkey/-zerokey (slot = -1, after
+// keeping a .bak copy, since nothing can check that key) or by unlocking
+// a slot with the current secret.
+func openForSlotChange(e *env, a *argContainer) (*configfile.ConfFile, []byte, int, error) {
+	if err := checkCipherDir(a.cipherdir); err != nil {
+		return nil, nil, -1, err
+	}
+	confPath := a.configPath()
+	if a.config != "" {
+		e.log.Info(fmt.Sprintf("Using config file at custom location %s", confPath), tlog.Yellow())
+	}
+	cf, err := loadConfig(confPath)
+	if err != nil {
+		return nil, nil, -1, err
+	}
+	mk, err := explicitMasterKey(e, a)
+	if err != nil {
+		return nil, nil, -1, err
+	}
+	if mk == nil {
+		mk, slot, err := unlockConfig(e, a, cf)
+		return cf, mk, slot, err
+	}
+	// The secrets are being bypassed: keep the old file so the user can
+	// go back if the given key was wrong or the new secret gets lost.
+	bak := confPath + configfile.BakSuffix
+	if err := os.Link(confPath, bak); err != nil {
+		cryptocore.Wipe(mk)
+		return nil, nil, -1, exitcodes.Errorf(exitcodes.Init, "Could not create a backup of the config file: %v", err)
+	}
+	e.log.Info(fmt.Sprintf("A copy of the old config file has been created at %q.", bak))
+	e.log.Info("Delete it after you have verified that you can access your files with the new secret.")
+	return cf, mk, -1, nil
+}
+
+// writeConfig writes cf atomically (exit 24 on failure).
+func writeConfig(cf *configfile.ConfFile) error {
+	if err := cf.WriteFile(); err != nil {
+		return exitcodes.Errorf(exitcodes.WriteConf, "Writing the config file failed: %v", err)
+	}
+	return nil
+}
+
+// slotError maps a slot operation's error to an exit code: 13 for KDF
+// costs out of range, else 24.
+func slotError(what string, err error) error {
+	if errors.Is(err, configfile.ErrScryptParams) || errors.Is(err, configfile.ErrArgon2idParams) {
+		return exitcodes.New(exitcodes.ScryptParams, err)
+	}
+	return exitcodes.Errorf(exitcodes.WriteConf, "%s failed: %v", what, err)
+}
+
+// addKey implements -addkey: unlock with the current secret, then add a
+// password, FIDO2 (-newfido2) or key-file (-newkeyfile) slot.
+func addKey(e *env, a *argContainer) error {
+	kind := configfile.SlotPassword
+	switch {
+	case a.newfido2 != "":
+		kind = configfile.SlotFIDO2
+	case a.newkeyfile != "":
+		kind = configfile.SlotKeyFile
+	}
+	spec, err := newSlotSpec(a, kind)
+	if err != nil {
+		return err
+	}
+	cf, mk, _, err := openForSlotChange(e, a)
+	if err != nil {
+		return err
+	}
+	defer cryptocore.Wipe(mk)
+	secret, err := newSecret(e, a, &spec)
+	if err != nil {
+		return err
+	}
+	defer cryptocore.Wipe(secret)
+	i, err := cf.AddSlot(mk, secret, spec)
+	if err != nil {
+		return slotError("Adding the key slot", err)
+	}
+	if err := writeConfig(cf); err != nil {
+		return err
+	}
+	e.log.Info(fmt.Sprintf("Key slot %d (%s) added.", i, kind), tlog.Green())
+	return nil
+}
+
+// removeKey implements -removekey: remove the slot that the given secret
+// opens, unless it is the last one. The master key stays the same.
+func removeKey(e *env, a *argContainer) error {
+	if a.masterkey != "" || a.zerokey {
+		return exitcodes.Errorf(exitcodes.Usage, "-removekey removes the slot that the given secret opens; -masterkey/-zerokey open none")
+	}
+	cf, mk, slot, err := openForSlotChange(e, a)
+	if err != nil {
+		return err
+	}
+	cryptocore.Wipe(mk)
+	if err := cf.RemoveSlot(slot); err != nil {
+		if errors.Is(err, configfile.ErrLastSlot) {
+			return exitcodes.Errorf(exitcodes.Usage, "Key slot %d is the only key slot; refusing to remove it.", slot)
+		}
+		return slotError("Removing the key slot", err)
+	}
+	if err := writeConfig(cf); err != nil {
+		return err
+	}
+	e.log.Info(fmt.Sprintf("Key slot %d removed.", slot), tlog.Green())
+	if slot == 0 && cf.IsFeatureFlagSet(configfile.FlagKeySlots) {
+		e.log.Warn("The new first key slot is not in the format gocryptfs 2.x reads, so older versions now refuse this filesystem. " +
+			"Change its secret with -passwd (scrypt) to make it readable for them again.")
+	}
+	return nil
+}
+
+// validateKeySlotArgs checks the combinations of the key-slot options: one
+// current secret, new-secret options only where a slot is created.
+func (a *argContainer) validateKeySlotArgs() error {
+	if a.keyfile != "" && (len(a.extpass) > 0 || len(a.passfile) > 0 || a.fido2 != "" || a.masterkey != "" || a.zerokey) {
+		return errors.New("-keyfile cannot be combined with -extpass, -passfile, -fido2, -masterkey or -zerokey")
+	}
+	if a.keyfile != "" && a.init {
+		return errors.New("-keyfile unlocks an existing filesystem; create one with a password, then -addkey -newkeyfile")
+	}
+	if a.newfido2 != "" && a.newkeyfile != "" {
+		return errors.New("-newfido2 and -newkeyfile cannot be used at the same time")
+	}
+	if a.newfido2 != "" && !a.addkey {
+		return errors.New("-newfido2 only works with -addkey")
+	}
+	if a.newkeyfile != "" && !a.addkey && !a.passwd {
+		return errors.New("-newkeyfile only works with -addkey and -passwd")
+	}
+	if (a.argon2id || a.label != "") && !a.init && !a.addkey && !a.passwd {
+		return errors.New("-argon2id and -label only work with -init, -addkey and -passwd")
+	}
+	if a.argon2id && a.isSet("scryptn") {
+		return errors.New("-argon2id and -scryptn cannot be used at the same time")
+	}
+	return nil
+}
