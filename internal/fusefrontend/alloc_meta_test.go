@@ -2,17 +2,13 @@ package fusefrontend
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"runtime"
 	"testing"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
-	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/nametransform"
-	"gocryptfs/internal/testutil"
-	"gocryptfs/internal/testutil/coretest"
 )
 
 // Allocation budgets of the metadata hot paths (no mount needed: they
@@ -36,16 +32,9 @@ const (
 // TestAllocsMetadata counts the allocations of getattr/lookup (statPath)
 // and of a directory listing per entry in steady state.
 func TestAllocsMetadata(t *testing.T) {
-	if testing.Short() || testutil.RaceEnabled {
-		t.Skip("allocation counts are not meaningful under -race")
-	}
-	cipher := t.TempDir()
-	core := coretest.New(t, coretest.Options{MasterKey: make([]byte, cryptocore.KeyLen), HKDF: true, Names: nametransform.Options{Raw64: true}})
-	rn, err := NewRootNode(Args{CipherDir: cipher, Logger: slog.New(slog.DiscardHandler)}, core.NT, core.CE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rn.Close()
+	rn := allocTestRoot(t)
+	cipher := rn.args.CipherDir
+	var err error
 	iv, err := nametransform.WriteDirIVAt(rn.rootFd)
 	if err != nil {
 		t.Fatal(err)
