@@ -4,12 +4,13 @@
 // mount that has just served, say, a recursive stat of 60,000 files keeps
 // the garbage of that burst in its RSS long after the burst. Watch notices
 // the end of a burst (an activity counter that grew and then stood still
-// for one interval) and then runs one full garbage collection that
-// releases the freed pages (runtime/debug.FreeOSMemory). An idle or a
+// for one interval) and then runs two full garbage collections, the
+// second of which releases the freed pages (runtime/debug.FreeOSMemory). An idle or a
 // continuously busy daemon is never disturbed.
 package memrelease
 
 import (
+	"runtime"
 	"runtime/debug"
 	"time"
 )
@@ -40,6 +41,10 @@ func Watch(o Options, stop <-chan struct{}) {
 		case <-t.C:
 		}
 		if b.ended(o.Count()) {
+			// The first collection moves sync.Pool contents (e.g.
+			// go-fuse's request buffers) to the pools' victim caches,
+			// the second frees them and returns the pages.
+			runtime.GC()
 			debug.FreeOSMemory()
 		}
 	}
