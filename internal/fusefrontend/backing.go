@@ -218,6 +218,24 @@ func (rn *RootNode) encryptName(name string, iv []byte) (cName, longEnc string, 
 // child resolves the plaintext entry name inside the plaintext directory
 // relDir. The caller must close the returned entry.
 func (rn *RootNode) child(relDir, name string) (*entry, error) {
+	e, err := rn.childRegular(relDir, name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case strings.HasSuffix(name, nametransform.BadNameSuffix):
+		rn.resolveBadName(e)
+	case !rn.nt.PlaintextNames():
+		rn.resolveConflict(e)
+	}
+	return e, nil
+}
+
+// childRegular is child without the fallbacks for -badname and conflict
+// names, which cost a stat up front: an operation that succeeds on the
+// regular name has found the entry that child would return, and can take
+// child when it fails with ENOENT.
+func (rn *RootNode) childRegular(relDir, name string) (*entry, error) {
 	if len(name) > nametransform.NameMax {
 		return nil, syscall.ENAMETOOLONG
 	}
@@ -230,12 +248,6 @@ func (rn *RootNode) child(relDir, name string) (*entry, error) {
 	if err != nil {
 		e.close()
 		return nil, err
-	}
-	switch {
-	case strings.HasSuffix(name, nametransform.BadNameSuffix):
-		rn.resolveBadName(e)
-	case !rn.nt.PlaintextNames():
-		rn.resolveConflict(e)
 	}
 	return e, nil
 }

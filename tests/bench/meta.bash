@@ -35,13 +35,16 @@ if [[ -z $W ]]; then
 	mountpoint -q "$W" || mount -t tmpfs -o size=4g tmpfs "$W"
 	OWN_TMPFS=$W
 fi
+mkdir -p "$W"
+W=$(mktemp -d "$(realpath "$W")/meta.XXXXXX")
 MOUNTS=()
 cleanup() {
 	for m in "${MOUNTS[@]}"; do
 		fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
 	done
+	rm -rf "$W" 2>/dev/null || true
 	if [[ -n $OWN_TMPFS ]]; then
-		umount "$OWN_TMPFS" || true
+		umount -l "$OWN_TMPFS" || true
 	fi
 }
 trap cleanup EXIT
