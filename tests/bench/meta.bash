@@ -8,8 +8,8 @@
 # (strace -f -c; timings of that run are meaningless).
 #
 # Usage (as root): tests/bench/meta.bash [-d DIR] [-b GOCRYPTFS] [extra mount args]
-#   -d DIR        backing directory (default: a fresh tmpfs mounted on
-#                 /tmp/gocryptfs-meta-bench)
+#   -d DIR        backing directory (default: /dev/shm/gocryptfs-meta-bench,
+#                 a tmpfs); each run works in a fresh subdirectory
 #   -b GOCRYPTFS  binary to measure (default: ./gocryptfs, built first)
 #   ROUNDS=3 interleaved rounds (the median is reported)
 
@@ -28,12 +28,8 @@ done
 EXTRA_ARGS=("$@")
 ROUNDS=${ROUNDS:-3}
 GOSRC=${GOSRC:-$(go env GOROOT)/src}
-OWN_TMPFS=""
 if [[ -z $W ]]; then
-	W=/tmp/gocryptfs-meta-bench
-	mkdir -p "$W"
-	mountpoint -q "$W" || mount -t tmpfs -o size=4g tmpfs "$W"
-	OWN_TMPFS=$W
+	W=/dev/shm/gocryptfs-meta-bench # tmpfs
 fi
 mkdir -p "$W"
 W=$(mktemp -d "$(realpath "$W")/meta.XXXXXX")
@@ -43,9 +39,6 @@ cleanup() {
 		fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
 	done
 	rm -rf "$W" 2>/dev/null || true
-	if [[ -n $OWN_TMPFS ]]; then
-		umount -l "$OWN_TMPFS" || true
-	fi
 }
 trap cleanup EXIT
 
