@@ -25,6 +25,7 @@ import (
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/fusefrontend_reverse"
 	"gocryptfs/internal/fuseserve"
+	"gocryptfs/internal/memrelease"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/tlog"
@@ -423,6 +424,11 @@ func mountAndServe(e *env, a *argContainer, rn frontend, feat features, readOnly
 	if a.idle > 0 {
 		go idleMonitor(e.log, srv, a.idle)
 	}
+	// Give the garbage of a burst of requests (e.g. a recursive stat)
+	// back to the OS once it is over.
+	stopRelease := make(chan struct{})
+	defer close(stopRelease)
+	go memrelease.Watch(memrelease.Options{Count: srv.OpCount}, stopRelease)
 	gotSignal, abandoned = serve(e.log, a.mountpoint, srv, sigs)
 	return gotSignal, abandoned, nil
 }

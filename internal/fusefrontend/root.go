@@ -95,6 +95,7 @@ type RootNode struct {
 	ce       *contentenc.ContentEnc
 	log      *slog.Logger
 	rootFd   int
+	rootRef  *dirRef // holds rootFd; released by Close
 	umask    uint32
 	asRoot   bool
 	inos     *inomap.Map
@@ -158,6 +159,7 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		dirCache: newDirCache(args.SharedStorage),
 		table:    contentio.NewTable(),
 	}
+	rn.rootRef = newDirRef(fd)
 	rn.warned.init()
 	rn.Node.rn = rn
 	return rn, nil
@@ -177,7 +179,10 @@ func (rn *RootNode) RootStableAttr() *fs.StableAttr { return nil }
 // only after the filesystem has been unmounted.
 func (rn *RootNode) Close() error {
 	rn.dirCache.clear()
-	return syscallcompat.Close(rn.rootFd)
+	// Borrowed references are gone once the filesystem is unmounted, so
+	// this closes rootFd.
+	rn.rootRef.release()
+	return nil
 }
 
 // EncryptPath translates a plaintext path (relative to the mount root;
