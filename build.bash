@@ -1,7 +1,8 @@
 #!/bin/bash
 #
 # Build ./gocryptfs (and ./gocryptfs-xray/gocryptfs-xray if that tool exists)
-# with the version from "git describe" and the build date stamped in.
+# with the version from version.bash (vX.Y.Z[-N-gHASH] from the latest tag)
+# and the build date stamped in.
 # Extra arguments go to "go build", e.g. ./build.bash -tags without_openssl
 # or ./build.bash -race.
 
@@ -9,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export PATH="$PATH:/usr/local/go/bin"
 
-GITVERSION=$(git describe --tags --dirty --always 2>/dev/null || echo "unknown")
+GITVERSION=$(./version.bash)
 # Reproducible builds: honour SOURCE_DATE_EPOCH if set.
 BUILDDATE=$(date -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}" +%Y-%m-%d)
 # Both binaries read these from internal/buildinfo.

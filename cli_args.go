@@ -439,9 +439,22 @@ func (a *argContainer) action() string {
 // filesystem, normalizes the option pairs (-ro wins over -rw, ...) and
 // fills the derived fields. Warnings go to log.
 func (a *argContainer) validate(log *slog.Logger) error {
-	usage := func(format string, args ...any) error {
-		return exitcodes.Errorf(exitcodes.Usage, format, args...)
+	for _, step := range []func() error{a.validateArgs, a.validateCombinations, a.validateValues} {
+		if err := step(); err != nil {
+			return err
+		}
 	}
+	return a.normalize(log)
+}
+
+// usage is a command line error (exit code 1).
+func usage(format string, args ...any) error {
+	return exitcodes.Errorf(exitcodes.Usage, format, args...)
+}
+
+// validateArgs checks the action flags and the positional arguments and
+// makes CIPHERDIR and MOUNTPOINT absolute.
+func (a *argContainer) validateArgs() error {
 	n := 0
 	for _, x := range []bool{a.init, a.passwd, a.info, a.fsck, a.addkey, a.removekey} {
 		if x {
@@ -478,8 +491,11 @@ func (a *argContainer) validate(log *slog.Logger) error {
 	if (a.repair || a.json) && !a.fsck {
 		return usage("-repair and -json only work with -fsck")
 	}
+	return nil
+}
 
-	// Forbidden combinations (docs/cli.md 3.4).
+// validateCombinations refuses the forbidden flag combinations (docs/cli.md 3.4).
+func (a *argContainer) validateCombinations() error {
 	switch {
 	case len(a.extpass) > 0 && len(a.passfile) > 0:
 		return usage("The options -extpass and -passfile cannot be used at the same time")
@@ -493,7 +509,11 @@ func (a *argContainer) validate(log *slog.Logger) error {
 	if err := a.validateKeySlotArgs(); err != nil {
 		return usage("%v", err)
 	}
+	return nil
+}
 
+// validateValues checks flag values and derives the fields they select.
+func (a *argContainer) validateValues() error {
 	if a.longnamemax > 0 && a.longnamemax < configfile.MinLongNameMax {
 		return usage("-longnamemax: value %d is outside allowed range %d ... %d",
 			a.longnamemax, configfile.MinLongNameMax, configfile.MaxLongNameMax)
@@ -527,6 +547,12 @@ func (a *argContainer) validate(log *slog.Logger) error {
 		a.forceOwner = o
 		a.allowOther = true
 	}
+	return nil
+}
+
+// normalize resolves the option pairs (the restrictive one wins), cleans
+// -fsname and makes the file arguments absolute.
+func (a *argContainer) normalize(log *slog.Logger) error {
 	if strings.Contains(a.fsname, ",") {
 		clean := strings.ReplaceAll(a.fsname, ",", "_")
 		log.Warn(fmt.Sprintf("Commas are not allowed in -fsname, replacing %q with %q", a.fsname, clean))
@@ -548,6 +574,7 @@ func (a *argContainer) validate(log *slog.Logger) error {
 	if a.noexec {
 		a.exec = false
 	}
+	var err error
 	if a.config != "" {
 		if a.config, err = filepath.Abs(a.config); err != nil {
 			return exitcodes.Errorf(exitcodes.Init, "invalid -config: %v", err)

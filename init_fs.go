@@ -139,6 +139,7 @@ func explicitMasterKey(e *env, a *argContainer) ([]byte, error) {
 	switch {
 	case a.zerokey:
 		e.log.Info("Using all-zero dummy master key.", tlog.Yellow())
+		e.log.Warn("WARNING: -zerokey: the master key is all zeros, anyone can decrypt this data. Only use it for testing.")
 		return make([]byte, cryptocore.KeyLen), nil
 	case a.masterkey == "stdin":
 		return e.passwordSource(a).MasterKeyFromStdin()

@@ -51,7 +51,7 @@ func main() {
 // printed here, once: in red on stderr unless the error is silent (its
 // message was already printed where it happened).
 func run(e *env) int {
-	err := dispatch(e)
+	err := withExitCode(dispatch(e))
 	if err != nil && !exitcodes.Silent(err) {
 		msg := err.Error()
 		if e.color {
@@ -59,17 +59,24 @@ func run(e *env) int {
 		}
 		fmt.Fprintln(e.stderr, msg)
 	}
-	return exitCode(err)
+	return exitcodes.From(err)
 }
 
-// exitCode picks the exit code for err: the one it carries, else 9 for an
-// over-long password, else exitcodes.From's default.
-func exitCode(err error) int {
+// withExitCode gives the sentinel errors of the internal packages their
+// exit codes; errors that already have one keep it. Exit codes are decided
+// here, in main, and nowhere else.
+func withExitCode(err error) error {
 	var coded *exitcodes.Error
-	if !errors.As(err, &coded) && errors.Is(err, readpassword.ErrTooLong) {
-		return exitcodes.ReadPassword
+	if err == nil || errors.As(err, &coded) {
+		return err
 	}
-	return exitcodes.From(err)
+	switch {
+	case errors.Is(err, readpassword.ErrMasterKey):
+		return exitcodes.New(exitcodes.MasterKey, err)
+	case errors.Is(err, readpassword.ErrPassword), errors.Is(err, readpassword.ErrTooLong):
+		return exitcodes.New(exitcodes.ReadPassword, err)
+	}
+	return err
 }
 
 // dispatch parses the arguments and runs the requested action.
@@ -87,6 +94,9 @@ func dispatch(e *env) error {
 		Quiet: a.quiet || a.json, Debug: a.debug, Color: e.color, WPanic: a.wpanic,
 	}).Handler())
 	e.log = slog.New(e.logSwitch)
+	if a.debug {
+		logArgs(e)
+	}
 	switch {
 	case a.version:
 		fmt.Fprintln(e.stdout, versionLine())

@@ -8,14 +8,14 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
-	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/contentenc"
@@ -24,6 +24,8 @@ import (
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/fusefrontend_reverse"
+	"gocryptfs/internal/fuseserve"
+	"gocryptfs/internal/memrelease"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/tlog"
@@ -60,6 +62,9 @@ func checkMountpoint(a *argContainer) error {
 		return exitcodes.Errorf(exitcodes.MountPoint, format, args...)
 	}
 	fi, err := os.Stat(mp)
+	if errors.Is(err, syscall.ENOTCONN) {
+		return fail("Invalid mountpoint: %s is a FUSE mount whose server is gone. Unmount it first: fusermount -u %s", mp, mp)
+	}
 	if err != nil {
 		return fail("Invalid mountpoint: %v", err)
 	}
@@ -72,6 +77,11 @@ func checkMountpoint(a *argContainer) error {
 	}
 	if isInside(mpr, cd) {
 		return fail("Mountpoint %q is contained in cipherdir %q, this is not supported", mp, a.cipherdir)
+	}
+	// Mounting over a mount would hide it; -nonempty is no way around
+	// that (it is about files, not mounts).
+	if fstype, ok := isMountPoint(mpr); ok {
+		return fail("Invalid mountpoint: %s is already a mount point (%s). Unmount it first, or choose another directory.", mp, fstype)
 	}
 	if !a.nonempty {
 		if err := checkDirEmpty(mp); err != nil {
@@ -106,6 +116,28 @@ type features struct {
 	longNameMax        int
 }
 
+// flagFeatures is the feature set of a -masterkey/-zerokey mount, taken
+// from the command line.
+func flagFeatures(a *argContainer) (features, error) {
+	f := features{
+		cipher:             cryptocore.AESGCM,
+		hkdf:               a.hkdf,
+		plaintextNames:     a.plaintextnames,
+		deterministicNames: a.deterministicNames,
+		raw64:              a.raw64,
+		longNameMax:        int(a.longnamemax),
+	}
+	switch {
+	case a.xchacha && a.aessiv:
+		return f, exitcodes.Errorf(exitcodes.Usage, "-xchacha and -aessiv cannot be used together")
+	case a.xchacha:
+		f.cipher = cryptocore.XChaCha20Poly1305
+	case a.aessiv || a.reverse:
+		f.cipher = cryptocore.AESSIV
+	}
+	return f, nil
+}
+
 // unlock returns the master key and the feature set. With -masterkey or
 // -zerokey the config is never opened (docs/cli.md 3.4).
 func unlock(e *env, a *argContainer) ([]byte, features, error) {
@@ -114,22 +146,10 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 		return nil, features{}, err
 	}
 	if mk != nil {
-		f := features{
-			cipher:             cryptocore.AESGCM,
-			hkdf:               a.hkdf,
-			plaintextNames:     a.plaintextnames,
-			deterministicNames: a.deterministicNames,
-			raw64:              a.raw64,
-			longNameMax:        int(a.longnamemax),
-		}
-		switch {
-		case a.xchacha && a.aessiv:
+		f, err := flagFeatures(a)
+		if err != nil {
 			cryptocore.Wipe(mk)
-			return nil, f, exitcodes.Errorf(exitcodes.Usage, "-xchacha and -aessiv cannot be used together")
-		case a.xchacha:
-			f.cipher = cryptocore.XChaCha20Poly1305
-		case a.aessiv || a.reverse:
-			f.cipher = cryptocore.AESSIV
+			return nil, f, err
 		}
 		return mk, f, nil
 	}
@@ -160,19 +180,16 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 	}, nil
 }
 
-// frontend is what the mount code needs from either FUSE frontend: the root
-// directory node, path translation for the control socket, and Close to
-// release its descriptors after unmounting.
+// frontend is what the mount code needs from either FUSE frontend, which
+// follow the same conventions: the root directory node, its identity for
+// fs.Options.RootStableAttr (nil: go-fuse's default), path translation for
+// the control socket, and Close to release its descriptors after
+// unmounting. Activity for -idle is counted by package fuseserve for both.
 type frontend interface {
 	fs.InodeEmbedder
 	ctlsock.Translator
+	RootStableAttr() *fs.StableAttr
 	Close() error
-}
-
-// activityReporter is implemented by the forward frontend; -idle uses it.
-type activityReporter interface {
-	OpCount() uint64
-	OpenFileCount() int64
 }
 
 // buildFrontend turns the master key into the FUSE root node of the forward
@@ -256,7 +273,7 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 }
 
 // newReverseFrontend builds the read-only encrypted view of a plaintext
-// directory (docs/format.md 9). Exclusion problems keep their exit code (29).
+// directory (docs/format.md 9). Exclusion problems exit with 29.
 func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (frontend, error) {
 	rn, err := fusefrontend_reverse.NewRootNode(fusefrontend_reverse.Args{
 		PlainDir:           a.cipherdir,
@@ -272,11 +289,10 @@ func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.N
 		NoXattr:            a.noxattr,
 		Logger:             e.log,
 	}, nt, ce)
+	if errors.Is(err, fusefrontend_reverse.ErrExclude) {
+		return nil, exitcodes.New(exitcodes.ExcludeError, err)
+	}
 	if err != nil {
-		var coded *exitcodes.Error
-		if errors.As(err, &coded) {
-			return nil, err
-		}
 		return nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up the reverse filesystem: %v", err)
 	}
 	return rn, nil
@@ -343,13 +359,9 @@ func doMount(e *env, a *argContainer) error {
 		return err
 	}
 	defer ctl.Close()
-	readOnly := a.ro || a.reverse
-	if !readOnly && backingReadOnly(a.cipherdir) {
-		if a.rw {
-			return exitcodes.Errorf(exitcodes.Usage, "Cipherdir %s is on a read-only filesystem, cannot mount read-write (-rw).", a.cipherdir)
-		}
-		e.log.Info(fmt.Sprintf("Cipherdir %s is on a read-only filesystem, mounting as read-only.", a.cipherdir), tlog.Yellow())
-		readOnly = true
+	readOnly, err := effectiveReadOnly(e, a)
+	if err != nil {
+		return err
 	}
 	mk, feat, err := unlock(e, a)
 	if err != nil {
@@ -359,24 +371,52 @@ func doMount(e *env, a *argContainer) error {
 	if err != nil {
 		return err
 	}
-	defer cc.Wipe()
+	// The keys are wiped only once no request can use them any more;
+	// serve says when that is not the case.
+	keysInUse := false
+	defer func() {
+		if !keysInUse {
+			cc.Wipe()
+		}
+	}()
 	defer rn.Close()
+	// scrypt needed a 64 MiB buffer (default cost) that is garbage now; the
+	// Go runtime would keep it mapped for minutes. Give it back before
+	// serving, so that an idle mount is small.
+	debug.FreeOSMemory()
 	ctl.Serve(rn)
 	defer ctl.Close() // stop answering before rn is closed
+	gotSignal, abandoned, err := mountAndServe(e, a, rn, feat, readOnly)
+	keysInUse = abandoned
+	if err != nil {
+		return err
+	}
+	if gotSignal {
+		return exitcodes.New(exitcodes.SigInt, nil)
+	}
+	return nil
+}
 
+// mountAndServe mounts rn and serves it until it is unmounted; see serve
+// for the results.
+func mountAndServe(e *env, a *argContainer, rn frontend, feat features, readOnly bool) (gotSignal, abandoned bool, err error) {
 	// Catch SIGINT/SIGTERM before the mount appears, so that a signal sent
 	// as soon as the mount is visible still leads to a clean unmount.
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	opts := mountopts.Build(mountParams(a, readOnly))
-	if r, ok := rn.(interface{ StableAttr() *fs.StableAttr }); ok {
-		// The reverse view shows PLAINDIR's inode number on its root.
-		opts.RootStableAttr = r.StableAttr()
+	opts.RootStableAttr = rn.RootStableAttr()
+	if a.debug {
+		logSettings(e, a, feat, opts)
 	}
-	srv, err := fs.Mount(a.mountpoint, rn, opts)
+	var trace *slog.Logger
+	if a.debug {
+		trace = e.log
+	}
+	srv, err := fuseserve.Mount(a.mountpoint, rn, opts, fuseserve.Options{Trace: trace})
 	if err != nil {
-		return exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)
+		return false, false, exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)
 	}
 	// File modes come from the FUSE requests, which already had the
 	// caller's umask applied.
@@ -388,36 +428,62 @@ func doMount(e *env, a *argContainer) error {
 	if a.notifypid > 0 {
 		becomeDaemon(e, a)
 	}
+	if a.idle > 0 {
+		go idleMonitor(e.log, srv, a.idle)
+	}
+	// Give the garbage of a burst of requests (e.g. a recursive stat)
+	// back to the OS once it is over.
+	stopRelease := make(chan struct{})
+	defer close(stopRelease)
+	go memrelease.Watch(memrelease.Options{Count: srv.OpCount}, stopRelease)
+	gotSignal, abandoned = serve(e.log, a.mountpoint, srv, sigs)
+	return gotSignal, abandoned, nil
+}
 
-	interrupted := make(chan struct{})
-	var gotSignal atomic.Bool
-	go func() {
-		s, ok := <-sigs
-		if !ok {
-			return
-		}
-		gotSignal.Store(true)
-		e.log.Info(fmt.Sprintf("Received %v, unmounting", s))
-		if err := srv.Unmount(); err != nil {
-			e.log.Warn(fmt.Sprintf("Unmount failed: %v. Trying lazy unmount.", err))
-			lazyUnmount(e.log, a.mountpoint)
-			close(interrupted)
-		}
-	}()
-	if ar, ok := rn.(activityReporter); ok && a.idle > 0 && !a.reverse {
-		go idleMonitor(e.log, srv, ar, a.idle)
+// effectiveReadOnly is -ro, -reverse, or a CIPHERDIR on a read-only
+// filesystem (which -rw refuses).
+func effectiveReadOnly(e *env, a *argContainer) (bool, error) {
+	if a.ro || a.reverse {
+		return true, nil
 	}
+	if !backingReadOnly(a.cipherdir) {
+		return false, nil
+	}
+	if a.rw {
+		return false, exitcodes.Errorf(exitcodes.Usage, "Cipherdir %s is on a read-only filesystem, cannot mount read-write (-rw).", a.cipherdir)
+	}
+	e.log.Info(fmt.Sprintf("Cipherdir %s is on a read-only filesystem, mounting as read-only.", a.cipherdir), tlog.Yellow())
+	return true, nil
+}
 
-	waited := make(chan struct{})
-	go func() { srv.Wait(); close(waited) }()
-	select {
-	case <-waited:
-	case <-interrupted:
+// serve waits until the filesystem is unmounted and no request is running
+// any more. SIGINT or SIGTERM unmount it; if it is busy, it is detached
+// (lazy unmount) and the files still open on it keep being served until
+// they are closed, so that no request runs with wiped keys and no write in
+// progress is lost. A second signal gives up at once: abandoned then
+// reports that requests may still be running, and the keys must not be
+// wiped under them (the process is about to exit anyway).
+func serve(log *slog.Logger, mountpoint string, srv *fuseserve.Server, sigs <-chan os.Signal) (gotSignal, abandoned bool) {
+	done := make(chan struct{})
+	go func() { srv.Wait(); close(done) }()
+	for {
+		select {
+		case <-done:
+			return gotSignal, false
+		case s := <-sigs:
+			if gotSignal {
+				log.Warn(fmt.Sprintf("Received %v again, exiting while the detached filesystem is still in use", s))
+				return true, true
+			}
+			gotSignal = true
+			log.Info(fmt.Sprintf("Received %v, unmounting", s))
+			if err := srv.Unmount(); err != nil {
+				log.Warn(fmt.Sprintf("Unmount failed: %v. Trying lazy unmount.", err))
+				lazyUnmount(log, mountpoint)
+				log.Info("Filesystem detached; serving the files still open on it until they are closed (send the signal again to exit now).")
+			}
+		}
 	}
-	if gotSignal.Load() {
-		return exitcodes.New(exitcodes.SigInt, nil)
-	}
-	return nil
 }
 
 // lazyUnmount detaches the mount even if it is busy.
@@ -436,15 +502,15 @@ func lazyUnmount(log *slog.Logger, mountpoint string) {
 // file was open for the whole idle duration. A busy mount (for example a
 // process with its working directory inside) refuses the unmount; the
 // monitor then starts counting again.
-func idleMonitor(log *slog.Logger, srv *fuse.Server, rn activityReporter, idle time.Duration) {
+func idleMonitor(log *slog.Logger, srv *fuseserve.Server, idle time.Duration) {
 	interval := max(idle/10, 100*time.Millisecond)
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	lastOps := rn.OpCount()
+	lastOps := srv.OpCount()
 	idleSince := time.Now()
 	for range t.C {
-		ops := rn.OpCount()
-		if ops != lastOps || rn.OpenFileCount() > 0 {
+		ops := srv.OpCount()
+		if ops != lastOps || srv.OpenFileCount() > 0 {
 			lastOps, idleSince = ops, time.Now()
 			continue
 		}
@@ -454,7 +520,7 @@ func idleMonitor(log *slog.Logger, srv *fuse.Server, rn activityReporter, idle t
 		log.Info(fmt.Sprintf("Filesystem idle for %v, unmounting", idle))
 		if err := srv.Unmount(); err != nil {
 			log.Debug("idle unmount failed, will retry", "err", err)
-			lastOps, idleSince = rn.OpCount(), time.Now()
+			lastOps, idleSince = srv.OpCount(), time.Now()
 			continue
 		}
 		return
@@ -472,11 +538,12 @@ func becomeDaemon(e *env, a *argContainer) {
 	}
 	if !a.nosyslog {
 		if h, err := tlog.NewSyslogHandler("gocryptfs", a.quiet, a.debug); err != nil {
-			e.log.Info(fmt.Sprintf("Cannot log to syslog: %v", err))
+			// logger(1) could not deliver either.
+			noSyslog(e, a, err)
 		} else {
 			e.logSwitch.Set(h)
+			redirectStdoutToLogger(e.log)
 		}
-		redirectStdoutToLogger(e.log)
 	}
 	if err := redirectFd("/dev/null", unix.O_RDONLY, 0); err != nil {
 		e.log.Warn(fmt.Sprintf("redirecting stdin to /dev/null: %v", err))
@@ -484,6 +551,36 @@ func becomeDaemon(e *env, a *argContainer) {
 	if err := unix.Kill(a.notifypid, unix.SIGUSR1); err != nil {
 		e.log.Warn(fmt.Sprintf("Could not notify parent process %d: %v", a.notifypid, err))
 	}
+}
+
+// noSyslog sets up the output of a background mount on a machine without
+// syslog. A terminal on stderr keeps getting the messages (noSyslogHandler).
+// Anything else (a pipe, such as mount(8)'s or a "$(...)") must be let go,
+// or whoever reads it would wait for the end of the daemon; the messages
+// are then discarded, which is said once, on stderr, when it matters: with
+// -d, whose output would be lost.
+func noSyslog(e *env, a *argContainer, err error) {
+	if term.IsTerminal(2) {
+		e.logSwitch.Set(noSyslogHandler(e, a, err))
+		return
+	}
+	if a.debug {
+		fmt.Fprintf(e.stderr, "gocryptfs: cannot log to syslog (%v), the messages of the background mount are discarded; use -fg to see them\n", err)
+	}
+	e.logSwitch.Set(slog.DiscardHandler)
+	redirectFd("/dev/null", unix.O_WRONLY, 1)
+	redirectFd("/dev/null", unix.O_WRONLY, 2)
+}
+
+// noSyslogHandler is the log of a background mount without syslog whose
+// stderr is a terminal: every message goes there (the terminal is shared
+// with the shell by now), and the first one is preceded by one line that
+// says why. A mount that has nothing to say prints nothing.
+func noSyslogHandler(e *env, a *argContainer, err error) slog.Handler {
+	h := tlog.New(tlog.Options{Stdout: e.stderr, Stderr: e.stderr, Quiet: a.quiet, Debug: a.debug, WPanic: a.wpanic}).Handler()
+	return tlog.NoticeFirst(h, func() {
+		fmt.Fprintf(e.stderr, "gocryptfs: cannot log to syslog (%v), messages of the background mount follow on stderr\n", err)
+	})
 }
 
 // redirectFd points descriptor fd at the file path.

@@ -22,9 +22,10 @@ var (
 // GoFuseModule is the module path of the FUSE library.
 const GoFuseModule = "github.com/hanwen/go-fuse/v2"
 
-// Version returns the stamped version, else "dev-" and the VCS revision the
-// Go toolchain recorded, else the main module version, else a hint to
-// build with build.bash.
+// Version returns the stamped version (version.bash: vX.Y.Z[-N-gHASH]),
+// else "v0.0.0-dev-" and the VCS revision the Go toolchain recorded, else
+// the main module version, else "v0.0.0-unknown". Every form starts with
+// "v" and a semantic version, for scripts that parse "gocryptfs vX".
 func Version() string {
 	if gitVersion != "" {
 		return gitVersion
@@ -32,18 +33,15 @@ func Version() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" && len(s.Value) >= 7 {
-				return "dev-" + s.Value[:7]
+				return "v0.0.0-dev-" + s.Value[:7]
 			}
 		}
 		if v := bi.Main.Version; v != "" && v != "(devel)" {
 			return v
 		}
 	}
-	return "[GitVersion not set - please compile using ./build.bash]"
+	return "v0.0.0-unknown"
 }
-
-// Date returns the stamped build date, "0000-00-00" when there is none.
-func Date() string { return buildDate }
 
 // ModuleVersion returns the version of the module path linked into the
 // binary (its replacement's, if replaced), or "[unknown]".

@@ -424,7 +424,7 @@ func TestAllocsStackFileID(t *testing.T) {
 	}
 	for name, ce := range ces {
 		t.Run(name, func(t *testing.T) {
-			skipIfSIVAllocates(t, ce)
+			skipUnderRace(t)
 			plain := pattern(10*DefaultBS+1, 4)
 			ct := ce.EncryptBlocks(nil, plain, 5, make([]byte, FileIDLen))
 			cbuf := make([]byte, 0, len(ct))

@@ -124,7 +124,7 @@ func (ce *ContentEnc) EncryptBlocks(dst, plain []byte, firstBlockNo uint64, file
 }
 
 // EncryptBlocksDerived is EncryptBlocks with reverse-mode nonces: block b
-// gets DeriveBlockNonce(block0IV, b) (docs/format.md 9.1), so the output is
+// gets the nonce block0IV + b (docs/format.md 9.1), so the output is
 // deterministic. block0IV must be NonceSize() bytes.
 func (ce *ContentEnc) EncryptBlocksDerived(dst, plain []byte, firstBlockNo uint64, fileID, block0IV []byte) ([]byte, error) {
 	if len(block0IV) != ce.nonceLen {

@@ -11,7 +11,7 @@
 //
 // Forward mode draws a fresh random nonce for every block (EncryptBlock,
 // EncryptBlocks). Reverse mode uses nonces derived from the path
-// (EncryptBlockNonce, EncryptBlocksDerived, DeriveBlockNonce).
+// (EncryptBlocksDerived; EncryptBlockNonce for a single block).
 //
 // The hot-path functions append to caller-supplied buffers and do not
 // allocate per block; GetPBuf/GetCBuf hand out request-sized buffers.
@@ -257,17 +257,6 @@ func (ce *ContentEnc) open(dst, cblock []byte, blockNo uint64, fileID []byte, s 
 		return dst, &CorruptBlockError{BlockNo: blockNo, Err: err}
 	}
 	return out, nil
-}
-
-// DeriveBlockNonce appends the reverse-mode nonce of block blockNo to dst
-// (docs/format.md 9.1): block0IV with bytes 8..15, read as a big-endian uint64,
-// increased by blockNo modulo 2^64; all other bytes unchanged. block0IV must
-// be at least 16 bytes (pathiv(path, "BLOCK0IV") is exactly 16).
-func DeriveBlockNonce(dst, block0IV []byte, blockNo uint64) []byte {
-	n := len(dst)
-	dst = append(dst, block0IV...)
-	deriveNonce(dst[n:], block0IV, blockNo)
-	return dst
 }
 
 // deriveNonce writes the nonce of block blockNo into dst, which has

@@ -3,7 +3,6 @@ package contentenc
 import (
 	"fmt"
 	"math"
-	"slices"
 )
 
 // DefaultBS is the plaintext block size. It is fixed by the format (not
@@ -92,58 +91,6 @@ func (ce *ContentEnc) CipherSizeToPlainSizeCheck(c uint64) (uint64, SizeProblem)
 	return body - blocks*o, problem
 }
 
-// BlockPart is the piece of one plaintext block that a byte range covers.
-type BlockPart struct {
-	// BlockNo is the 0-based block number.
-	BlockNo uint64
-	// Skip is the offset of the range's first byte within the block.
-	Skip int
-	// Length is the number of bytes of the range in this block
-	// (1..DefaultBS-Skip).
-	Length int
-}
-
-// IsPartial reports whether the part does not cover the whole block, i.e.
-// whether writing it needs a read-modify-write.
-func (p BlockPart) IsPartial() bool {
-	return p.Skip != 0 || p.Length != DefaultBS
-}
-
-// End is Skip+Length: where the part ends within the block.
-func (p BlockPart) End() int {
-	return p.Skip + p.Length
-}
-
-// PlainOff is the plaintext file offset at which the block starts.
-func (p BlockPart) PlainOff() uint64 {
-	return BlockNoToPlainOff(p.BlockNo)
-}
-
-// ExplodePlainRange splits the plaintext range [offset, offset+length) into
-// one BlockPart per touched block, in ascending order. The hot path should
-// use AppendPlainRange with a reused slice instead; length must be bounded
-// by the caller (one part per 4 KiB is allocated).
-func ExplodePlainRange(offset, length uint64) []BlockPart {
-	return AppendPlainRange(nil, offset, length)
-}
-
-// AppendPlainRange is ExplodePlainRange appending to dst; with enough
-// capacity in dst it does not allocate. A range reaching past 2^64-1 is cut
-// there.
-func AppendPlainRange(dst []BlockPart, offset, length uint64) []BlockPart {
-	if length > math.MaxUint64-offset {
-		length = math.MaxUint64 - offset
-	}
-	for length > 0 {
-		skip := offset % DefaultBS
-		n := min(DefaultBS-skip, length)
-		dst = append(dst, BlockPart{BlockNo: offset / DefaultBS, Skip: int(skip), Length: int(n)})
-		offset += n
-		length -= n
-	}
-	return dst
-}
-
 // BlockRange returns the first block touched by the plaintext range
 // [offset, offset+length) and the number of touched blocks (0 for an empty
 // range).
@@ -193,23 +140,4 @@ func (ce *ContentEnc) CipherOffToBlockNo(off uint64) uint64 {
 func (ce *ContentEnc) CipherRange(offset, length uint64) (cOff, cLen uint64) {
 	first, count := BlockRange(offset, length)
 	return ce.BlockNoToCipherOff(first), count * uint64(ce.cipherBS)
-}
-
-// MergeBlocks overlays newData onto the plaintext block oldPlain at
-// offsetInBlock, for a read-modify-write of a partial block (docs/format.md 4.7).
-// The result is max(len(oldPlain), offsetInBlock+len(newData)) bytes long; a
-// gap between the old end and offsetInBlock is filled with zeros. Like
-// append, it reuses oldPlain's storage when its capacity suffices, so
-// newData must not overlap oldPlain's spare capacity. offsetInBlock must not
-// be negative.
-func MergeBlocks(oldPlain, newData []byte, offsetInBlock int) []byte {
-	oldLen := len(oldPlain)
-	end := offsetInBlock + len(newData)
-	n := max(oldLen, end)
-	out := slices.Grow(oldPlain, n-oldLen)[:n]
-	if offsetInBlock > oldLen {
-		clear(out[oldLen:offsetInBlock])
-	}
-	copy(out[offsetInBlock:end], newData)
-	return out
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/syscallcompat"
 )
 
 // bs is the plaintext block size as an unsigned number, for arithmetic.
@@ -54,7 +55,7 @@ func Open(t *Table, ce *contentenc.ContentEnc, fd int, opts Options) (*File, err
 		return nil, fmt.Errorf("contentio: Open: nil table or content encryption: %w", syscall.EINVAL)
 	}
 	var st unix.Stat_t
-	if err := retry(func() error { return unix.Fstat(fd, &st) }); err != nil {
+	if err := syscallcompat.Fstat(fd, &st); err != nil {
 		return nil, opError("fstat", err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -135,9 +136,9 @@ func (f *File) sizes() (cs, ps uint64, err error) {
 func (f *File) Fsync(datasync bool) error {
 	var err error
 	if datasync {
-		err = retry(func() error { return unix.Fdatasync(f.fd) })
+		err = syscallcompat.Retry(func() error { return unix.Fdatasync(f.fd) })
 	} else {
-		err = retry(func() error { return unix.Fsync(f.fd) })
+		err = syscallcompat.Retry(func() error { return unix.Fsync(f.fd) })
 	}
 	if err != nil {
 		return opError("fsync", err)
@@ -154,4 +155,13 @@ func (f *File) checkRange(off int64, n int) error {
 		return fmt.Errorf("contentio: range [%d, +%d) beyond the largest file size: %w", off, n, syscall.EFBIG)
 	}
 	return nil
+}
+
+// fstatSize returns the size of the file behind fd.
+func fstatSize(fd int) (uint64, error) {
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	return uint64(st.Size), nil
 }

@@ -143,6 +143,6 @@ func (f *File) corrupt(err error, log bool) error {
 // corruption once per state). A failing fstat gives a zero ctime.
 func (f *File) version() versionKey {
 	var st unix.Stat_t
-	retry(func() error { return unix.Fstat(f.fd, &st) })
+	syscallcompat.Fstat(f.fd, &st)
 	return versionKey{inodeKey: f.e.key, ctimeSec: st.Ctim.Sec, ctimeNsec: st.Ctim.Nsec}
 }

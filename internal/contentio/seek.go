@@ -59,7 +59,7 @@ func (f *File) seekDataLocked(off, cs, ps uint64) (uint64, error) {
 	}
 	nb := f.blockCount(ps)
 	for b := off / bs; b < nb; {
-		c, err := lseek(f.fd, int64(f.ce.BlockNoToCipherOff(b)), unix.SEEK_DATA)
+		c, err := syscallcompat.Lseek(f.fd, int64(f.ce.BlockNoToCipherOff(b)), unix.SEEK_DATA)
 		if err == syscall.ENXIO {
 			break
 		}
@@ -69,7 +69,7 @@ func (f *File) seekDataLocked(off, cs, ps uint64) (uint64, error) {
 		b = max(b, f.ce.CipherOffToBlockNo(uint64(c)))
 		// The backing data run starting at c ends at h; every block
 		// starting inside it is a candidate.
-		h, err := lseek(f.fd, max(c, int64(f.ce.BlockNoToCipherOff(b))), unix.SEEK_HOLE)
+		h, err := syscallcompat.Lseek(f.fd, max(c, int64(f.ce.BlockNoToCipherOff(b))), unix.SEEK_HOLE)
 		if err != nil {
 			return 0, opError("lseek SEEK_HOLE", err)
 		}
@@ -94,7 +94,7 @@ func (f *File) seekHoleLocked(off, cs, ps uint64) (uint64, error) {
 	}
 	nb := f.blockCount(ps)
 	b := off / bs
-	h, err := lseek(f.fd, int64(f.ce.BlockNoToCipherOff(b)), unix.SEEK_HOLE)
+	h, err := syscallcompat.Lseek(f.fd, int64(f.ce.BlockNoToCipherOff(b)), unix.SEEK_HOLE)
 	if err != nil {
 		return 0, opError("lseek SEEK_HOLE", err)
 	}
@@ -167,7 +167,7 @@ func (f *File) coarseSeekData(off, ps uint64) (uint64, error) {
 	if off >= ps {
 		return 0, errNXIO("SEEK_DATA", off)
 	}
-	c, err := lseek(f.fd, int64(f.ce.BlockNoToCipherOff(off/bs)), unix.SEEK_DATA)
+	c, err := syscallcompat.Lseek(f.fd, int64(f.ce.BlockNoToCipherOff(off/bs)), unix.SEEK_DATA)
 	if err == syscall.ENXIO {
 		return 0, errNXIO("SEEK_DATA", off)
 	}
@@ -191,7 +191,7 @@ func (f *File) coarseSeekHole(off, cs, ps uint64) (uint64, error) {
 	const hl = contentenc.HeaderLen
 	c := f.ce.BlockNoToCipherOff(off / bs)
 	for c < cs {
-		h, err := lseek(f.fd, int64(c), unix.SEEK_HOLE)
+		h, err := syscallcompat.Lseek(f.fd, int64(c), unix.SEEK_HOLE)
 		if err != nil {
 			return 0, opError("lseek SEEK_HOLE", err)
 		}
@@ -199,7 +199,7 @@ func (f *File) coarseSeekHole(off, cs, ps uint64) (uint64, error) {
 			break
 		}
 		d := cs
-		next, err := lseek(f.fd, h, unix.SEEK_DATA)
+		next, err := syscallcompat.Lseek(f.fd, h, unix.SEEK_DATA)
 		switch {
 		case err == nil:
 			d = uint64(next)

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/syscallcompat"
 )
 
 // With Options.SharedStorage, several mounts (on one machine or on several
@@ -61,16 +62,12 @@ func (f *File) ofdLock(typ int16, span lockSpan) {
 		return
 	}
 	flk := unix.Flock_t{Type: typ, Whence: unix.SEEK_SET, Start: int64(LockBase + span.start), Len: int64(span.len)}
-	for {
-		err := unix.FcntlFlock(uintptr(f.fd), unix.F_OFD_SETLKW, &flk)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil && typ != unix.F_UNLCK && !f.e.lockUnsupported.Swap(true) {
-			f.log.Warn("backing filesystem refuses byte-range locks; -sharedstorage cannot protect this file against concurrent mounts",
-				"ino", f.ino, "err", err)
-		}
-		return
+	// F_OFD_SETLKW is restarted after signals (SA_RESTART); Retry covers
+	// the rest.
+	err := syscallcompat.Retry(func() error { return unix.FcntlFlock(uintptr(f.fd), unix.F_OFD_SETLKW, &flk) })
+	if err != nil && typ != unix.F_UNLCK && !f.e.lockUnsupported.Swap(true) {
+		f.log.Warn("backing filesystem refuses byte-range locks; -sharedstorage cannot protect this file against concurrent mounts",
+			"ino", f.ino, "err", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/syscallcompat"
 )
 
 // Truncate sets the plaintext size to size (docs/format.md 4.7):
@@ -34,7 +35,7 @@ func (f *File) Truncate(size uint64) error {
 // truncateLocked is Truncate with the content lock held exclusively.
 func (f *File) truncateLocked(n uint64) error {
 	if n == 0 {
-		if err := ftruncate(f.fd, 0); err != nil {
+		if err := syscallcompat.Ftruncate(f.fd, 0); err != nil {
 			return opError("ftruncate", err)
 		}
 		f.e.setID([contentenc.FileIDLen]byte{}, false)
@@ -61,7 +62,7 @@ func (f *File) shrink(n uint64) error {
 	lastBlock, rem := n/bs, n%bs
 	cut := f.ce.BlockNoToCipherOff(lastBlock)
 	if rem == 0 {
-		if err := ftruncate(f.fd, cut); err != nil {
+		if err := syscallcompat.Ftruncate(f.fd, int64(cut)); err != nil {
 			return opError("ftruncate", err)
 		}
 		return nil
@@ -80,7 +81,7 @@ func (f *File) shrink(n uint64) error {
 	}
 	// Cutting first frees space, so the rewrite below cannot run out of it
 	// where the old, longer block fitted.
-	if err := ftruncate(f.fd, cut); err != nil {
+	if err := syscallcompat.Ftruncate(f.fd, int64(cut)); err != nil {
 		return opError("ftruncate", err)
 	}
 	return f.writeBlocks(old[:rem], lastBlock, id, false, *cbuf)
@@ -102,12 +103,12 @@ func (f *File) grow(cs, ps, n uint64) error {
 	if cs <= contentenc.HeaderLen {
 		h := contentenc.RandomHeader(nil)
 		var buf [contentenc.HeaderLen]byte
-		if err := pwriteFull(f.fd, h.AppendTo(buf[:0]), 0); err != nil {
+		if err := syscallcompat.PwriteFull(f.fd, h.AppendTo(buf[:0]), 0); err != nil {
 			return opError("pwrite header", err)
 		}
 		f.e.setID(h.ID, true)
 	}
-	if err := ftruncate(f.fd, f.ce.PlainSizeToCipherSize(n)); err != nil {
+	if err := syscallcompat.Ftruncate(f.fd, int64(f.ce.PlainSizeToCipherSize(n))); err != nil {
 		return opError("ftruncate", err)
 	}
 	return nil
@@ -143,7 +144,7 @@ func (f *File) Allocate(off, length uint64, mode uint32) error {
 		}
 	}
 	cOff, cLen := f.ce.CipherRange(off, length)
-	if err := fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, cOff, cLen); err != nil {
+	if err := syscallcompat.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cLen)); err != nil {
 		return opError("fallocate", err)
 	}
 	return nil

@@ -213,12 +213,12 @@ func (f *File) writeBlocks(plain []byte, first uint64, id [contentenc.FileIDLen]
 		contentenc.FileHeader{Version: contentenc.CurrentVersion, ID: id}.AppendTo(c[:0])
 		if first == 0 {
 			out, outOff = c, 0
-		} else if err := pwriteFull(f.fd, c[:hl], 0); err != nil {
+		} else if err := syscallcompat.PwriteFull(f.fd, c[:hl], 0); err != nil {
 			return opError("pwrite header", err)
 		}
 		f.e.setID(id, true)
 	}
-	if err := pwriteFull(f.fd, out, int64(outOff)); err != nil {
+	if err := syscallcompat.PwriteFull(f.fd, out, int64(outOff)); err != nil {
 		return opError("pwrite", err)
 	}
 	return nil
@@ -232,7 +232,7 @@ func (f *File) prealloc(off, length uint64) error {
 	if f.opts.NoPrealloc || f.e.preallocUnsupported.Load() || length == 0 {
 		return nil
 	}
-	err := fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, off, length)
+	err := syscallcompat.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(off), int64(length))
 	switch err {
 	case nil:
 		return nil

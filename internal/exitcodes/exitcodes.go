@@ -1,6 +1,7 @@
 // Package exitcodes defines the process exit codes of gocryptfs (docs/cli.md
-// section 7) and an error type that carries one, so that code below main can
-// decide the exit code while only main calls os.Exit.
+// section 7) and an error type that carries one. Only package main uses it:
+// the internal packages return (wrapped) sentinel errors, and main decides
+// the exit code and calls os.Exit.
 package exitcodes
 
 import (
@@ -10,6 +11,8 @@ import (
 
 // Exit codes of docs/cli.md section 7. Their numeric values are part of the
 // command-line contract (scripts test them), so they must never change.
+// The reference also defines 16, 22, 23 and 30, which this implementation
+// never returns; they stay reserved.
 const (
 	// Success is returned after a clean run, also after an external unmount.
 	Success = 0
@@ -37,8 +40,6 @@ const (
 	MasterKey = 14
 	// SigInt means the process was terminated by SIGINT/SIGTERM after unmounting.
 	SigInt = 15
-	// PanicLogNotEmpty is defined by the reference but unused.
-	PanicLogNotEmpty = 16
 	// ForkChild means the background child could not be started.
 	ForkChild = 17
 	// OpenSSL means OpenSSL was requested but is not compiled in.
@@ -47,10 +48,6 @@ const (
 	FuseNewServer = 19
 	// CtlSock means the control socket could not be created.
 	CtlSock = 20
-	// PasswordEmpty is defined by the reference but unused (empty passwords give 9).
-	PasswordEmpty = 22
-	// OpenConf is defined by the reference but unused (a missing config gives 11).
-	OpenConf = 23
 	// WriteConf means the config file could not be written.
 	WriteConf = 24
 	// Profiler means a profiling output file could not be created.
@@ -61,8 +58,6 @@ const (
 	DeprecatedFS = 27
 	// ExcludeError means -exclude in forward mode or an unreadable -exclude-from file.
 	ExcludeError = 29
-	// DevNull means file descriptors 0-2 could not be set up.
-	DevNull = 30
 	// FIDO2Error means the FIDO2 token interaction failed.
 	FIDO2Error = 31
 )
@@ -95,19 +90,6 @@ func New(code int, err error) error {
 // Errorf formats a message into an error carrying code.
 func Errorf(code int, format string, a ...any) error {
 	return &Error{Code: code, Err: fmt.Errorf(format, a...)}
-}
-
-// Wrap attaches code to err unless err already carries a code, in which case
-// the more specific inner code is kept. Wrap(code, nil) returns nil.
-func Wrap(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return err
-	}
-	return &Error{Code: code, Err: err}
 }
 
 // From returns the exit code for err: 0 for nil, the code of the outermost

@@ -17,8 +17,6 @@ func TestFrom(t *testing.T) {
 		{"plain", base, Other},
 		{"new", New(PasswordIncorrect, base), PasswordIncorrect},
 		{"wrapped by fmt", fmt.Errorf("ctx: %w", New(MountPoint, base)), MountPoint},
-		{"wrap keeps inner", Wrap(Other, New(DeprecatedFS, base)), DeprecatedFS},
-		{"wrap plain", Wrap(WriteConf, base), WriteConf},
 		{"errorf", Errorf(Usage, "bad %s", "flag"), Usage},
 		{"bare code", New(SigInt, nil), SigInt},
 	}
@@ -28,9 +26,6 @@ func TestFrom(t *testing.T) {
 				t.Errorf("From = %d, want %d", got, c.want)
 			}
 		})
-	}
-	if Wrap(Usage, nil) != nil {
-		t.Error("Wrap(nil) must be nil")
 	}
 	if !errors.Is(New(Usage, base), base) {
 		t.Error("Unwrap broken")

@@ -23,33 +23,44 @@ var _ = (fs.NodeReaddirer)((*Node)(nil))
 // are hidden with one warning each, or shown when they match -badname.
 // The list starts with "." and "..", as on a local filesystem.
 // Directory-entry inode numbers are translated like those of Lookup, so
-// READDIRPLUS (which go-fuse answers with Lookup) agrees with this list.
+// READDIRPLUS agrees with this list.
 func (n *Node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Readdir", &errno)
 	rn.enter("Readdir")
-	list, err := rn.readDir(n.relPath())
+	l, err := rn.readDir(n.relPath())
 	if err != nil {
 		return nil, n.toErrno("Readdir", err)
 	}
-	return fs.NewListDirStream(append(fuseutil.DotEntries(n.EmbeddedInode()), list...)), 0
+	l.n = n
+	l.ents = append(fuseutil.DotEntries(n.EmbeddedInode()), l.ents...)
+	l.cNames = append([]string{".", ".."}, l.cNames...)
+	return l, 0
 }
 
-func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
-	fd, iv, err := rn.openDir(dir)
+// readDir reads and decrypts the backing directory of the plaintext
+// directory dir. The returned listing keeps the backing directory open
+// (for READDIRPLUS lookups) until it is closed.
+func (rn *RootNode) readDir(dir string) (*listing, error) {
+	ref, iv, err := rn.openDirRef(dir)
 	if err != nil {
 		return nil, err
 	}
 	// A fresh open file description: the cached fd may be shared by
 	// concurrent readers, and getdents advances the offset.
 	dfd, err := rn.openNoatime(unix.O_RDONLY|unix.O_DIRECTORY, func(fl int) (int, error) {
-		return syscallcompat.Openat(fd, ".", fl, 0)
+		return syscallcompat.Openat(ref.fd, ".", fl, 0)
 	})
-	syscallcompat.Close(fd)
+	ref.release()
 	if err != nil {
 		return nil, err
 	}
-	defer syscallcompat.Close(dfd)
+	ok := false
+	defer func() {
+		if !ok {
+			syscallcompat.Close(dfd)
+		}
+	}()
 	var dst unix.Stat_t
 	if err := syscallcompat.Fstat(dfd, &dst); err != nil {
 		return nil, err
@@ -59,7 +70,7 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 		return nil, err
 	}
 	isRoot := dir == ""
-	list := make([]fuse.DirEntry, 0, len(ents))
+	l := &listing{dfd: dfd, ents: make([]fuse.DirEntry, 0, len(ents)), cNames: make([]string, 0, len(ents))}
 	// Names that do not decrypt under the main IV are looked at after all
 	// that do, so that an alternative-IV name that equals one of them can
 	// be shown decorated (see conflict.go).
@@ -85,7 +96,7 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 			continue
 		}
 		shownNames[name] = true
-		list = rn.appendDirEntry(list, dfd, &dst, de, name)
+		rn.addDirEntry(l, dfd, &dst, de, name)
 	}
 	for i, de := range failed {
 		name, _, ok := rn.nt.DisplayConflictAt(dfd, de.Name, iv, alts, func(s string) bool { return shownNames[s] })
@@ -99,25 +110,26 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 			continue
 		}
 		shownNames[name] = true
-		list = rn.appendDirEntry(list, dfd, &dst, de, name)
+		rn.addDirEntry(l, dfd, &dst, de, name)
 	}
-	return list, nil
+	ok = true
+	return l, nil
 }
 
-// appendDirEntry adds the backing entry de of the directory dfd (whose
-// stat is dst) to list under the plaintext name.
-func (rn *RootNode) appendDirEntry(list []fuse.DirEntry, dfd int, dst *unix.Stat_t, de syscallcompat.DirEntry, name string) []fuse.DirEntry {
+// addDirEntry adds the backing entry de of the directory dfd (whose stat
+// is dst) to l under the plaintext name.
+func (rn *RootNode) addDirEntry(l *listing, dfd int, dst *unix.Stat_t, de syscallcompat.DirEntry, name string) {
 	typ := de.Type
 	if typ == 0 {
 		var st unix.Stat_t
 		if err := syscallcompat.Fstatat(dfd, de.Name, &st); err != nil {
-			return list // vanished meanwhile
+			return // vanished meanwhile
 		}
 		typ = st.Mode & syscall.S_IFMT
 	}
 	ino := rn.shownIno(&unix.Stat_t{Dev: dst.Dev, Ino: de.Ino})
-	list = append(list, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
-	return list
+	l.ents = append(l.ents, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
+	l.cNames = append(l.cNames, de.Name)
 }
 
 // writeLongName creates the companion file of a long-named entry before
@@ -321,13 +333,14 @@ func (n *Node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	e, err := rn.child(n.relPath(), name)
+	dir := n.relPath()
+	e, err := rn.child(dir, name)
 	if err != nil {
 		return n.toErrno("Rmdir", err)
 	}
 	defer e.close()
 	err = rn.rmdirEntry(e)
-	rn.dirCache.clear()
+	rn.dirCache.invalidate(joinPath(dir, name))
 	return n.toErrno("Rmdir", err)
 }
 
@@ -453,12 +466,22 @@ func (n *Node) Unlink(ctx context.Context, name string) (errno syscall.Errno) {
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	e, err := rn.child(n.relPath(), name)
+	dir := n.relPath()
+	// The regular name first: rm -rf then costs one unlinkat per file.
+	e, err := rn.childRegular(dir, name)
 	if err != nil {
 		return n.toErrno("Unlink", err)
 	}
+	err = syscallcompat.Unlinkat(e.dirfd, e.cName, 0)
+	if errors.Is(err, syscall.ENOENT) {
+		e.close()
+		if e, err = rn.child(dir, name); err != nil {
+			return n.toErrno("Unlink", err)
+		}
+		err = syscallcompat.Unlinkat(e.dirfd, e.cName, 0)
+	}
 	defer e.close()
-	if err := syscallcompat.Unlinkat(e.dirfd, e.cName, 0); err != nil {
+	if err != nil {
 		return n.toErrno("Unlink", err)
 	}
 	rn.deleteLongName(e)
@@ -489,8 +512,20 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	defer fuseutil.Recover(rn.log, "Rename", &errno)
 	rn.enter("Rename")
 	err := n.rename(name, newParent, newName, flags)
-	rn.dirCache.clear()
+	if np := nodeOf(newParent); np != nil {
+		rn.dirCache.invalidate(joinPath(n.relPath(), name), joinPath(np.relPath(), newName))
+	} else {
+		rn.dirCache.clear()
+	}
 	return n.toErrno("Rename", err)
+}
+
+// joinPath joins a plaintext directory path ("" is the root) and a name.
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
 }
 
 func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, flags uint32) error {

@@ -34,7 +34,7 @@ func (rn *RootNode) cipherPath(p string) string {
 }
 
 // enter counts a FUSE request and runs the test hook. It must be called
-// after "defer rn.recoverOp(...)" so that a panic in the hook is caught.
+// after "defer fuseutil.Recover(...)" so that a panic in the hook is caught.
 func (rn *RootNode) enter(op string) {
 	rn.opCount.Add(1)
 	if h := rn.testHook.Load(); h != nil {

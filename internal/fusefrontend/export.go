@@ -68,10 +68,12 @@ func (rn *RootNode) findIno(id uint64) (string, bool) {
 	for len(queue) > 0 {
 		dir := queue[0]
 		queue = queue[1:]
-		list, err := rn.readDir(dir)
+		l, err := rn.readDir(dir)
 		if err != nil {
 			continue // vanished or unreadable: search the rest
 		}
+		list := l.ents
+		l.Close()
 		for _, de := range list {
 			p := de.Name
 			if dir != "" {

@@ -295,7 +295,7 @@ func (n *Node) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) (errno
 		return n.toErrno("Fsync", f.cf.Fsync(flags&1 != 0))
 	}
 	// A file without a handle (directories are synced through their
-	// dirHandle): sync the backing entry through a fresh read-only fd.
+	// open handle): sync the backing entry through a fresh read-only fd.
 	return n.toErrno("Fsync", n.syncBacking(flags&1 != 0))
 }
 

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/fuseserve"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
@@ -37,7 +37,7 @@ type testConfig struct {
 type testFS struct {
 	mnt, cipher string
 	rn          *RootNode
-	srv         *fuse.Server
+	srv         *fuseserve.Server
 	logs        *testutil.SyncBuffer
 }
 
@@ -107,7 +107,7 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 	if mo != nil {
 		mo(&opts.MountOptions)
 	}
-	srv, err := fs.Mount(mnt, rn, opts)
+	srv, err := fuseserve.Mount(mnt, rn, opts, fuseserve.Options{})
 	if err != nil {
 		t.Fatalf("mount: %v", err)
 	}

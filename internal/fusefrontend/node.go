@@ -139,7 +139,7 @@ func (n *Node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 	switch h := fh.(type) {
 	case *file:
 		fd = h.cf.Fd()
-	case *dirHandle:
+	case *plusDir:
 		fd = h.fd
 	}
 	if fd >= 0 {

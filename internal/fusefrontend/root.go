@@ -100,6 +100,7 @@ type RootNode struct {
 	ce       *contentenc.ContentEnc
 	log      *slog.Logger
 	rootFd   int
+	rootRef  *dirRef // holds rootFd; released by Close
 	umask    uint32
 	asRoot   bool
 	inos     *inomap.Map
@@ -164,6 +165,7 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		dirCache: newDirCache(args.SharedStorage),
 		table:    contentio.NewTable(),
 	}
+	rn.rootRef = newDirRef(fd)
 	rn.warned.init()
 	rn.Node.rn = rn
 	return rn, nil
@@ -175,11 +177,18 @@ func (rn *RootNode) OpenFileCount() int64 { return rn.openFiles.Load() }
 // OpCount returns the number of FUSE requests served so far; it only grows.
 func (rn *RootNode) OpCount() uint64 { return rn.opCount.Load() }
 
+// RootStableAttr is what to pass as fs.Options.RootStableAttr, as for the
+// reverse frontend: nil, the plaintext root keeps go-fuse's inode 1.
+func (rn *RootNode) RootStableAttr() *fs.StableAttr { return nil }
+
 // Close releases the CIPHERDIR root fd and cached directory fds. Call it
 // only after the filesystem has been unmounted.
 func (rn *RootNode) Close() error {
 	rn.dirCache.clear()
-	return syscallcompat.Close(rn.rootFd)
+	// Borrowed references are gone once the filesystem is unmounted, so
+	// this closes rootFd.
+	rn.rootRef.release()
+	return nil
 }
 
 // EncryptPath translates a plaintext path (relative to the mount root;

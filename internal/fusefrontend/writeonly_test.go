@@ -11,10 +11,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/fuseserve"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
@@ -119,7 +119,7 @@ func serveAsUser(t *testing.T, mnt, cipher string) *testFS {
 		t.Fatal(err)
 	}
 	opts := mountopts.Build(mountopts.Params{CipherDir: cipher, SharedStorage: true})
-	srv, err := fs.Mount("/dev/fd/3", rn, opts)
+	srv, err := fuseserve.Mount("/dev/fd/3", rn, opts, fuseserve.Options{})
 	if err != nil {
 		t.Fatal("serve:", err)
 	}

@@ -63,8 +63,7 @@ func (n *Node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 		return 0, n.toErrno("Getxattr", err)
 	}
 	var val []byte
-	err = n.withPathFd(func(fd int) error {
-		v, err := syscallcompat.FgetxattrAll(fd, cAttr)
+	decode := func(v []byte, err error) error {
 		if err != nil {
 			return err
 		}
@@ -79,7 +78,14 @@ func (n *Node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 			}
 		}
 		return err
-	})
+	}
+	if v, handled, ferr := n.getxattrFast(cAttr); handled {
+		err = decode(v, ferr)
+	} else {
+		err = n.withPathFd(func(fd int) error {
+			return decode(syscallcompat.FgetxattrAll(fd, cAttr))
+		})
+	}
 	if err != nil {
 		return 0, n.toErrno("Getxattr", err)
 	}

@@ -18,7 +18,6 @@ import (
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
-	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
 	"gocryptfs/internal/testutil/coretest"
@@ -29,17 +28,17 @@ func TestNewRootNodeErrors(t *testing.T) {
 	dir := t.TempDir()
 	gcmCE := coretest.New(t, coretest.Options{Cipher: cryptocore.AESGCM, HKDF: true}).CE
 	cases := []struct {
-		name     string
-		args     Args
-		ce       *contentenc.ContentEnc
-		is       error
-		exitCode int
+		name    string
+		args    Args
+		ce      *contentenc.ContentEnc
+		is      error
+		exclude bool // wraps ErrExclude (exit code 29)
 	}{
-		{"unreadable -exclude-from", Args{PlainDir: dir, ExcludeFrom: []string{filepath.Join(dir, "missing")}}, ce, ErrExcludeFrom, exitcodes.ExcludeError},
-		{"invalid -exclude", Args{PlainDir: dir, Excludes: []string{"/"}}, ce, nil, exitcodes.ExcludeError},
-		{"AES-GCM", Args{PlainDir: dir}, gcmCE, ErrNotAESSIV, exitcodes.Other},
-		{"missing dir", Args{PlainDir: filepath.Join(dir, "missing")}, ce, syscall.ENOENT, exitcodes.Other},
-		{"names mismatch", Args{PlainDir: dir, PlaintextNames: true}, ce, nil, exitcodes.Other},
+		{"unreadable -exclude-from", Args{PlainDir: dir, ExcludeFrom: []string{filepath.Join(dir, "missing")}}, ce, ErrExcludeFrom, true},
+		{"invalid -exclude", Args{PlainDir: dir, Excludes: []string{"/"}}, ce, nil, true},
+		{"AES-GCM", Args{PlainDir: dir}, gcmCE, ErrNotAESSIV, false},
+		{"missing dir", Args{PlainDir: filepath.Join(dir, "missing")}, ce, syscall.ENOENT, false},
+		{"names mismatch", Args{PlainDir: dir, PlaintextNames: true}, ce, nil, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -51,8 +50,8 @@ func TestNewRootNodeErrors(t *testing.T) {
 			if c.is != nil && !errors.Is(err, c.is) {
 				t.Errorf("error %v does not wrap %v", err, c.is)
 			}
-			if code := exitcodes.From(err); code != c.exitCode {
-				t.Errorf("exit code %d, want %d (%v)", code, c.exitCode, err)
+			if errors.Is(err, ErrExclude) != c.exclude {
+				t.Errorf("wraps ErrExclude: %v, want %v (%v)", !c.exclude, c.exclude, err)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/fusefrontend"
+	"gocryptfs/internal/fuseserve"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
@@ -65,7 +66,7 @@ func serve(t testing.TB, root fs.InodeEmbedder, reverse bool, rootAttr *fs.Stabl
 		Debug:     os.Getenv("FUSEDEBUG") != "",
 	})
 	opts.RootStableAttr = rootAttr
-	srv, err := fs.Mount(mnt, root, opts)
+	srv, err := fuseserve.Mount(mnt, root, opts, fuseserve.Options{})
 	if err != nil {
 		t.Fatalf("mount %s: %v", name, err)
 	}
@@ -99,7 +100,7 @@ func mountReverse(t testing.TB, cfg fsConfig, args Args, setup ...func(*RootNode
 	for _, f := range setup {
 		f(rn)
 	}
-	m := serve(t, rn, true, rn.StableAttr(), "gocryptfs-reverse-test", logs, func() { rn.Close() })
+	m := serve(t, rn, true, rn.RootStableAttr(), "gocryptfs-reverse-test", logs, func() { rn.Close() })
 	return m, rn
 }
 

@@ -33,7 +33,6 @@ import (
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exclude"
-	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fuseutil"
 	"gocryptfs/internal/inomap"
 	"gocryptfs/internal/nametransform"
@@ -95,16 +94,25 @@ type Args struct {
 }
 
 // ErrExcludeFrom is wrapped by the NewRootNode error for an unreadable
-// -exclude-from file (exit code 29, which the error also carries as an
-// *exitcodes.Error).
+// -exclude-from file (it also wraps ErrExclude).
 var ErrExcludeFrom = exclude.ErrExcludeFrom
+
+// ErrExclude is wrapped by every NewRootNode error about the -exclude,
+// -exclude-wildcard and -exclude-from rules (the command line exits 29).
+var ErrExclude = errors.New("invalid exclusion rules")
+
+// excludeError marks err with ErrExclude without changing its message.
+type excludeError struct{ err error }
+
+func (e *excludeError) Error() string   { return e.err.Error() }
+func (e *excludeError) Unwrap() []error { return []error{ErrExclude, e.err} }
 
 // ErrNotAESSIV is returned by NewRootNode for a content cipher other than
 // AES-SIV: derived nonces are only safe with a misuse-resistant cipher.
 var ErrNotAESSIV = errors.New("reverse mode requires AES-SIV content encryption")
 
 // RootNode is the root directory of the view. It implements
-// fs.InodeEmbedder; pass it to fs.Mount together with StableAttr (as
+// fs.InodeEmbedder; pass it to fs.Mount together with RootStableAttr (as
 // fs.Options.RootStableAttr) so that the root shows its real inode number.
 type RootNode struct {
 	node
@@ -146,7 +154,7 @@ type devIno struct{ dev, ino uint64 }
 // NewRootNode opens args.PlainDir and returns the root of the encrypted
 // view. nt and ce must come from the reverse config (AES-SIV). An
 // unreadable -exclude-from file gives an error wrapping ErrExcludeFrom;
-// every exclusion error carries exit code 29 (exitcodes.ExcludeError).
+// every exclusion error wraps ErrExclude.
 func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (*RootNode, error) {
 	if nt == nil || ce == nil {
 		return nil, errors.New("fusefrontend_reverse: nil NameTransform or ContentEnc")
@@ -162,7 +170,7 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 	}
 	excl, err := exclude.New(args.Excludes, args.ExcludeWildcards, args.ExcludeFrom)
 	if err != nil {
-		return nil, exitcodes.New(exitcodes.ExcludeError, fmt.Errorf("fusefrontend_reverse: %w", err))
+		return nil, &excludeError{fmt.Errorf("fusefrontend_reverse: %w", err)}
 	}
 	logger := args.Logger
 	if logger == nil {
@@ -203,10 +211,11 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 	return rn, nil
 }
 
-// StableAttr returns the identity of the root directory; pass it as
+// RootStableAttr returns the identity of the root directory; pass it as
 // fs.Options.RootStableAttr so that the root shows the inode number of
-// PLAINDIR.
-func (rn *RootNode) StableAttr() *fs.StableAttr {
+// PLAINDIR. (It used to be called StableAttr, which hid the embedded
+// fs.Inode method of that name.)
+func (rn *RootNode) RootStableAttr() *fs.StableAttr {
 	return &fs.StableAttr{Mode: syscall.S_IFDIR, Ino: rn.inos.Translate(inomap.QIno{Dev: rn.rootDev, Ino: rn.rootIno})}
 }
 

@@ -127,7 +127,10 @@ func Build(p Params) *fs.Options {
 			// as open-file-description locks on the backing fd), so that
 			// locks taken through two mounts of one CIPHERDIR, or on the
 			// mount and on CIPHERDIR itself, conflict. The read-only
-			// reverse view keeps the kernel's local locking.
+			// reverse view keeps the kernel's local locking. (A flock lock
+			// left to close() is dropped when the kernel's asynchronous
+			// RELEASE arrives, a moment after close returned; explicit
+			// unlocks and fcntl locks are synchronous.)
 			EnableLocks: !p.Reverse,
 			// READ replies are decrypted (or encrypted) bytes, never a
 			// file range go-fuse could splice; its splice attempt would

@@ -26,39 +26,16 @@ func readSmallFileAt(dirfd int, name string, buf []byte) (int, error) {
 		return 0, err
 	}
 	defer unix.Close(fd)
-	total := 0
-	for total < len(buf) {
-		m, err := unix.Read(fd, buf[total:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return total, err
-		}
-		if m == 0 {
-			break
-		}
-		total += m
-	}
-	return total, nil
+	return syscallcompat.ReadFull(fd, buf)
 }
 
 var errNotRegular = errors.New("not a regular file")
-
-func openRetry(dirfd int, name string, flags int, mode uint32) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, flags, mode)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
 
 // writeNewFileAt creates name in dirfd exclusively with permission bits mode
 // (independent of the umask), writes data and fsyncs it. On failure the file
 // is removed again, unless it existed before (EEXIST is returned as is).
 func writeNewFileAt(dirfd int, name string, data []byte, mode uint32) (err error) {
-	fd, err := openRetry(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+	fd, err := syscallcompat.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, mode)
 	if err != nil {
 		return err
 	}
@@ -70,15 +47,8 @@ func writeNewFileAt(dirfd int, name string, data []byte, mode uint32) (err error
 			unix.Unlinkat(dirfd, name, 0)
 		}
 	}()
-	for len(data) > 0 {
-		m, err := unix.Write(fd, data)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		data = data[m:]
+	if err := syscallcompat.WriteFull(fd, data); err != nil {
+		return err
 	}
 	// The umask may have removed bits; the format wants exactly mode.
 	if err := unix.Fchmod(fd, mode); err != nil {

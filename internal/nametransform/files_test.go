@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -244,63 +243,6 @@ func TestMetadataFilesNeverOpenSpecial(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-func TestDirIVCache(t *testing.T) {
-	c := NewDirIVCache(3, 0)
-	iv := func(b byte) []byte { return bytes.Repeat([]byte{b}, DirIVLen) }
-	c.Put("", iv(1))
-	c.Put("a", iv(2))
-	c.Put("a/b", iv(3))
-	if got, ok := c.Get("a"); !ok || !bytes.Equal(got[:], iv(2)) {
-		t.Fatalf("Get(a) = %x, %v", got, ok)
-	}
-	c.Put("ab", iv(4)) // evicts one entry
-	count := 0
-	for _, k := range []string{"", "a", "a/b", "ab"} {
-		if _, ok := c.Get(k); ok {
-			count++
-		}
-	}
-	if count != 3 {
-		t.Errorf("%d entries after eviction, want 3", count)
-	}
-	c.Clear()
-	c.Put("a", iv(2))
-	c.Put("a/b", iv(3))
-	c.Put("ab", iv(4))
-	c.Invalidate("a")
-	if _, ok := c.Get("a"); ok {
-		t.Error("a survived Invalidate(a)")
-	}
-	if _, ok := c.Get("a/b"); ok {
-		t.Error("a/b survived Invalidate(a)")
-	}
-	if _, ok := c.Get("ab"); !ok {
-		t.Error("ab was removed by Invalidate(a)")
-	}
-	c.Invalidate("")
-	if _, ok := c.Get("ab"); ok {
-		t.Error("Invalidate(\"\") must clear")
-	}
-	c.Put("x", []byte{1, 2, 3})
-	if _, ok := c.Get("x"); ok {
-		t.Error("short IV stored")
-	}
-	// Expiry.
-	e := NewDirIVCache(10, time.Millisecond)
-	e.Put("d", iv(5))
-	time.Sleep(5 * time.Millisecond)
-	if _, ok := e.Get("d"); ok {
-		t.Error("expired entry returned")
-	}
-	// The caller's slice is copied.
-	s := iv(6)
-	c.Put("y", s)
-	s[0] = 0
-	if got, _ := c.Get("y"); got[0] != 6 {
-		t.Error("cache aliases the caller's slice")
 	}
 }
 

@@ -4,11 +4,11 @@
 //
 // All inputs (stdin, the "is a terminal" test, the terminal prompt) are
 // injectable so the precedence rules can be tested without a terminal.
-// Every error returned carries exit code 9 (exitcodes.ReadPassword), except
-// master key errors, which carry 14 (exitcodes.MasterKey), and passwords
-// longer than MaxPasswordLen from -passfile, -extpass or the terminal, which
-// wrap ErrTooLong (main maps it to 9). Callers own the
-// returned byte slices and should wipe them after use.
+// Every error returned wraps ErrPassword, except master key errors, which
+// wrap ErrMasterKey, and passwords longer than MaxPasswordLen from
+// -passfile, -extpass or the terminal, which wrap ErrTooLong (the command
+// line maps them to exit codes 9, 14 and 9). Callers own the returned byte
+// slices and should wipe them after use.
 package readpassword
 
 import (
@@ -23,9 +23,20 @@ import (
 	"strings"
 
 	"golang.org/x/term"
-
-	"gocryptfs/internal/exitcodes"
 )
+
+// ErrPassword is wrapped by every failure to obtain a password.
+var ErrPassword = errors.New("cannot read the password")
+
+// ErrMasterKey is wrapped by every failure to obtain or parse a master key.
+var ErrMasterKey = errors.New("invalid master key")
+
+// kindError marks err as one of the sentinel errors above without
+// changing its message.
+type kindError struct{ kind, err error }
+
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
 
 // MaxPasswordLen is the longest accepted password in bytes.
 const MaxPasswordLen = 2048
@@ -96,7 +107,9 @@ func (s *Source) terminal(prompt string) ([]byte, error) {
 	return pw, nil
 }
 
-func fail(err error) error { return exitcodes.New(exitcodes.ReadPassword, err) }
+func fail(err error) error { return &kindError{ErrPassword, err} }
+
+func failKey(err error) error { return &kindError{ErrMasterKey, err} }
 
 // Once returns the password used to unlock an existing filesystem:
 // -passfile, else -extpass, else one stdin line if stdin is not a terminal,
@@ -344,16 +357,16 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 }
 
 // ParseMasterKey decodes a -masterkey value: 64 hex digits, with '-'
-// separators allowed anywhere. Errors carry exit code 14.
+// separators allowed anywhere. Errors wrap ErrMasterKey.
 func ParseMasterKey(s string) ([]byte, error) {
 	h := strings.ReplaceAll(strings.TrimSpace(s), "-", "")
 	key, err := hex.DecodeString(h)
 	if err != nil {
-		return nil, exitcodes.New(exitcodes.MasterKey, fmt.Errorf("could not parse master key: %w", err))
+		return nil, failKey(fmt.Errorf("could not parse master key: %w", err))
 	}
 	if len(key) != MasterKeyLen {
 		wipe(key)
-		return nil, exitcodes.New(exitcodes.MasterKey,
+		return nil, failKey(
 			fmt.Errorf("master key has length %d but we require length %d", len(key), MasterKeyLen))
 	}
 	return key, nil
@@ -370,7 +383,7 @@ func (s *Source) MasterKeyFromStdin() ([]byte, error) {
 		line, err = readLine(s.stdin(), 4*MaxPasswordLen)
 	}
 	if err != nil {
-		return nil, exitcodes.New(exitcodes.MasterKey, fmt.Errorf("reading master key: %w", err))
+		return nil, failKey(fmt.Errorf("reading master key: %w", err))
 	}
 	defer wipe(line)
 	return ParseMasterKey(string(line))

@@ -115,8 +115,8 @@ func TestSources(t *testing.T) {
 				return
 			}
 			if c.wantCode != 0 {
-				if err == nil || exitcodes.From(err) != c.wantCode {
-					t.Fatalf("got %q, err %v (code %d), want code %d", got, err, exitcodes.From(err), c.wantCode)
+				if err == nil || codeOf(err) != c.wantCode {
+					t.Fatalf("got %q, err %v (code %d), want code %d", got, err, codeOf(err), c.wantCode)
 				}
 				return
 			}
@@ -235,7 +235,7 @@ func TestParseMasterKey(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			k, err := ParseMasterKey(c.in)
 			if !c.ok {
-				if exitcodes.From(err) != exitcodes.MasterKey {
+				if codeOf(err) != exitcodes.MasterKey {
 					t.Fatalf("err %v, want code 14", err)
 				}
 				return
@@ -260,7 +260,19 @@ func TestMasterKeyFromStdin(t *testing.T) {
 		t.Fatalf("terminal: %v %q", err, ft.prompts)
 	}
 	s = &Source{Stdin: strings.NewReader("nothex\n"), StdinIsTerminal: func() bool { return false }}
-	if _, err := s.MasterKeyFromStdin(); exitcodes.From(err) != exitcodes.MasterKey {
+	if _, err := s.MasterKeyFromStdin(); codeOf(err) != exitcodes.MasterKey {
 		t.Fatalf("bad key: %v", err)
 	}
+}
+
+// codeOf is the exit code the command line gives err: the sentinel errors
+// of this package map to 9 and 14.
+func codeOf(err error) int {
+	switch {
+	case errors.Is(err, ErrMasterKey):
+		return exitcodes.MasterKey
+	case errors.Is(err, ErrPassword):
+		return exitcodes.ReadPassword
+	}
+	return exitcodes.From(err)
 }

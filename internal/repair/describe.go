@@ -1,19 +1,18 @@
 package repair
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/fsck"
+	"gocryptfs/internal/mountinfo"
 	"gocryptfs/internal/nametransform"
 )
 
@@ -69,55 +68,28 @@ func Describe(cipherDir string, ce *contentenc.ContentEnc, p fsck.Problem) Event
 // mounted.
 var ErrMounted = errors.New("CIPHERDIR is mounted")
 
-// CheckNotMounted fails with ErrMounted if mountinfo (the content of
+// CheckNotMounted fails with ErrMounted if table (the content of
 // /proc/self/mountinfo) lists a FUSE mount whose source is cipherDir, as
 // both gocryptfs implementations name their mounts after the absolute
 // CIPHERDIR. Repairing under a running mount would race with it.
-func CheckNotMounted(cipherDir string, mountinfo io.Reader) error {
+func CheckNotMounted(cipherDir string, table io.Reader) error {
 	want := []string{filepath.Clean(cipherDir)}
 	if real, err := filepath.EvalSymlinks(cipherDir); err == nil && real != want[0] {
 		want = append(want, real)
 	}
-	sc := bufio.NewScanner(mountinfo)
-	for sc.Scan() {
-		// "... mountpoint ... - fstype source superopts"
-		_, after, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
+	mounts, err := mountinfo.Parse(table)
+	if err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		if m.FSType != "fuse" && !strings.HasPrefix(m.FSType, "fuse.") {
 			continue
 		}
-		f := strings.Fields(after)
-		if len(f) < 2 || !(f[0] == "fuse" || strings.HasPrefix(f[0], "fuse.")) {
-			continue
-		}
-		src := filepath.Clean(unescapeMountinfo(f[1]))
 		for _, w := range want {
-			if src == w {
-				mnt := ""
-				if pre := strings.Fields(sc.Text()); len(pre) > 4 {
-					mnt = unescapeMountinfo(pre[4])
-				}
-				return fmt.Errorf("%w on %s: unmount it first", ErrMounted, mnt)
+			if filepath.Clean(m.Source) == w {
+				return fmt.Errorf("%w on %s: unmount it first", ErrMounted, m.MountPoint)
 			}
 		}
 	}
-	return sc.Err()
-}
-
-// unescapeMountinfo undoes the kernel's octal escapes (\040 for space etc.).
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return nil
 }

@@ -36,13 +36,14 @@ func Retry(fn func() error) error {
 	return err
 }
 
-// PreadFull reads into buf at off until buf is full or end of file; a
-// short count with a nil error means end of file was reached. EINTR is
-// retried (boundedly) so a signal cannot turn into a spurious short read.
-func PreadFull(fd int, buf []byte, off int64) (int, error) {
+// fullIO repeats op on the rest of buf until all of buf is done. EINTR is
+// retried (boundedly) so that a signal cannot turn into a short count; a
+// count of zero ends the loop with zeroErr (nil for reads: end of file).
+// op gets the rest of buf and how much is done already.
+func fullIO(buf []byte, zeroErr error, op func(rest []byte, done int) (int, error)) (int, error) {
 	done, eintr := 0, 0
 	for done < len(buf) {
-		n, err := unix.Pread(fd, buf[done:], off+int64(done))
+		n, err := op(buf[done:], done)
 		if err == syscall.EINTR && eintr < maxEINTR {
 			eintr++
 			continue
@@ -51,11 +52,58 @@ func PreadFull(fd int, buf []byte, off int64) (int, error) {
 			return done, err
 		}
 		if n == 0 {
-			break
+			return done, zeroErr
 		}
 		done += n
 	}
 	return done, nil
+}
+
+// PreadFull reads into buf at off until buf is full or end of file; a
+// short count with a nil error means end of file was reached.
+func PreadFull(fd int, buf []byte, off int64) (int, error) {
+	return fullIO(buf, nil, func(rest []byte, done int) (int, error) { return unix.Pread(fd, rest, off+int64(done)) })
+}
+
+// ReadFull is PreadFull at the file position.
+func ReadFull(fd int, buf []byte) (int, error) {
+	return fullIO(buf, nil, func(rest []byte, _ int) (int, error) { return unix.Read(fd, rest) })
+}
+
+// PwriteFull writes all of buf at off. A short write without an error
+// from the kernel (which happens when the disk fills up mid-way) is retried
+// for the remainder so that the real error, usually ENOSPC, surfaces; a
+// write of nothing is EIO.
+func PwriteFull(fd int, buf []byte, off int64) error {
+	_, err := fullIO(buf, syscall.EIO, func(rest []byte, done int) (int, error) { return unix.Pwrite(fd, rest, off+int64(done)) })
+	return err
+}
+
+// WriteFull is PwriteFull at the file position.
+func WriteFull(fd int, buf []byte) error {
+	_, err := fullIO(buf, syscall.EIO, func(rest []byte, _ int) (int, error) { return unix.Write(fd, rest) })
+	return err
+}
+
+// Ftruncate sets the size of the file behind fd.
+func Ftruncate(fd int, size int64) error {
+	return Retry(func() error { return unix.Ftruncate(fd, size) })
+}
+
+// Fallocate allocates [off, off+length) of the file behind fd.
+func Fallocate(fd int, mode uint32, off, length int64) error {
+	return Retry(func() error { return unix.Fallocate(fd, mode, off, length) })
+}
+
+// Lseek is lseek(2).
+func Lseek(fd int, off int64, whence int) (int64, error) {
+	var res int64
+	err := Retry(func() error {
+		var err error
+		res, err = unix.Seek(fd, off, whence)
+		return err
+	})
+	return res, err
 }
 
 // RetryInt is Retry for calls that also return an int (fds, byte counts).

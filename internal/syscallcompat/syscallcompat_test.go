@@ -370,3 +370,33 @@ func TestOpenFileAt(t *testing.T) {
 		})
 	}
 }
+
+// TestFullReadWrite: WriteFull, PwriteFull, ReadFull and PreadFull move
+// whole buffers and report end of file as a short count.
+func TestFullReadWrite(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	if err := WriteFull(fd, []byte("hello ")); err != nil {
+		t.Fatal(err)
+	}
+	if err := PwriteFull(fd, []byte("world"), 6); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lseek(fd, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 20)
+	if n, err := ReadFull(fd, buf); err != nil || string(buf[:n]) != "hello world" {
+		t.Fatalf("ReadFull: %q %v", buf[:n], err)
+	}
+	if err := Ftruncate(fd, 5); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := PreadFull(fd, buf, 0); err != nil || string(buf[:n]) != "hello" {
+		t.Fatalf("after Ftruncate: %q %v", buf[:n], err)
+	}
+}

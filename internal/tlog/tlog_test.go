@@ -84,3 +84,24 @@ func TestSwitch(t *testing.T) {
 		t.Errorf("got %q and %q", a.String(), b.String())
 	}
 }
+
+// TestNoticeFirst: the notice comes once, before the first record that is
+// handled, also through derived handlers, and never without a record.
+func TestNoticeFirst(t *testing.T) {
+	var buf bytes.Buffer
+	notices := 0
+	h := NoticeFirst(New(Options{Stdout: &buf, Stderr: &buf}).Handler(), func() {
+		notices++
+		buf.WriteString("notice\n")
+	})
+	log := slog.New(h)
+	log.Debug("filtered")
+	if notices != 0 {
+		t.Fatal("notice without a record")
+	}
+	log.With("k", "v").Info("first")
+	log.WithGroup("g").Warn("second")
+	if want := "notice\nfirst k=v\nsecond\n"; buf.String() != want || notices != 1 {
+		t.Errorf("got %q (%d notices), want %q", buf.String(), notices, want)
+	}
+}

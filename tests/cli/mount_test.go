@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,31 +210,8 @@ func TestDaemon(t *testing.T) {
 // cleaned up.
 func startFg(t *testing.T) (*exec.Cmd, string, func() string) {
 	t.Helper()
-	testutil.RequireFuse(t)
-	dir := initFS(t)
 	mnt := newDir(t)
-	outF, err := os.Create(filepath.Join(t.TempDir(), "output"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer outF.Close()
-	output := func() string {
-		b, _ := os.ReadFile(outF.Name())
-		return string(b)
-	}
-	cmd := exec.Command(gocryptfsBin, "-fg", "-extpass", "echo test", dir, mnt)
-	cmd.Stdout, cmd.Stderr = outF, outF
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		testutil.UnmountDir(t, mnt)
-		cmd.Process.Kill()
-	})
-	ready := func() bool { return strings.Contains(output(), "Filesystem mounted and ready.") }
-	if !testutil.WaitFor(10*time.Second, ready) || !testutil.IsMounted(mnt) {
-		t.Fatalf("not mounted; output:\n%s", output())
-	}
+	cmd, output := startFgArgs(t, initFS(t), mnt)
 	return cmd, mnt, output
 }
 
@@ -255,21 +233,40 @@ func TestForegroundSignal(t *testing.T) {
 	}
 }
 
-// TestIdle: -idle unmounts an unused filesystem, but not while a file is open.
+// TestIdle: -idle unmounts an unused filesystem, but not while a file is
+// open; in forward and in reverse mode.
 func TestIdle(t *testing.T) {
-	dir := initFS(t)
-	mnt := mountFS(t, dir, "-extpass", "echo test", "-i", "1s")
-	f, err := os.Create(filepath.Join(mnt, "open"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2500 * time.Millisecond)
-	if !testutil.IsMounted(mnt) {
-		t.Fatal("unmounted although a file was open")
-	}
-	f.Close()
-	if !testutil.WaitFor(6*time.Second, func() bool { return !testutil.IsMounted(mnt) }) {
-		t.Fatal("idle filesystem was not unmounted")
+	for _, reverse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reverse=%v", reverse), func(t *testing.T) {
+			var mnt, name string
+			if reverse {
+				plain := newDir(t)
+				if err := os.WriteFile(filepath.Join(plain, "f"), []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				testutil.Expect(t, run(t, "-init", "-reverse", "-q", "-scryptn", "10", "-extpass", "echo test", plain), 0)
+				mnt = mountFS(t, plain, "-reverse", "-extpass", "echo test", "-i", "1s")
+				name = "gocryptfs.conf"
+			} else {
+				mnt = mountFS(t, initFS(t), "-extpass", "echo test", "-i", "1s")
+				name = "open"
+				if err := os.WriteFile(filepath.Join(mnt, name), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := os.Open(filepath.Join(mnt, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2500 * time.Millisecond)
+			if !testutil.IsMounted(mnt) {
+				t.Fatal("unmounted although a file was open")
+			}
+			f.Close()
+			if !testutil.WaitFor(6*time.Second, func() bool { return !testutil.IsMounted(mnt) }) {
+				t.Fatal("idle filesystem was not unmounted")
+			}
+		})
 	}
 }
 

@@ -261,9 +261,6 @@ func TestCtlsockReverse(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "ctl.sock")
 	r := gocryptfs(t, "-reverse", "-q", "-extpass", "echo test", "-ctlsock", sock, plain, mnt)
 	t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
-	if r.Code != 0 && strings.Contains(r.Stderr, "not implemented") {
-		t.Skip("reverse mounts are not wired into the command line yet: ", r.Stderr)
-	}
 	testutil.Expect(t, r, 0)
 	// TV-14: names depend only on the master key and the path.
 	enc := cipherPaths(t, sock, []string{"hello.txt", "dir1", "dir1/file.txt"})

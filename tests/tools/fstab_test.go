@@ -82,9 +82,12 @@ func TestFstab(t *testing.T) {
 		sock := filepath.Join(t.TempDir(), "ctl.sock")
 		checkFstabMount(t, dir, mnt, []string{"mount", "-t", fsType, dir, mnt, "-o",
 			"passfile=" + pf + ",allow_other,nofail,_netdev,defaults,x-systemd.automount,x-systemd.requires=foo.service,rw,exec,ctlsock=" + sock}, sock)
-		if _, err := os.Lstat(sock); !os.IsNotExist(err) {
-			t.Errorf("control socket left after umount: %v", err)
-		}
+		// The daemon removes it when it sees the unmount, which is a
+		// moment after the mount is gone from the mount table.
+		waitFor(t, "the control socket to be removed after umount", func() bool {
+			_, err := os.Lstat(sock)
+			return os.IsNotExist(err)
+		})
 	})
 	t.Run("fstab file", func(t *testing.T) {
 		mnt := testutil.NewDir(t, "mnt")

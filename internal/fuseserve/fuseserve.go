@@ -1,0 +1,112 @@
+// Package fuseserve mounts a go-fuse node tree and serves it, as fs.Mount
+// does, with what the mount code needs on top, the same for both frontends:
+// it counts the requests in flight, so that the caller can wait for the
+// last one to finish before it wipes the keys; it counts requests and open
+// files, for -idle; and, when asked (-d), it logs one line per FUSE request
+// with its result.
+//
+// go-fuse's Server.Wait only waits for its reader loops; requests it has
+// handed to goroutines of their own may still be running when it returns.
+package fuseserve
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+)
+
+// Options configure Mount.
+type Options struct {
+	// Trace, if set, receives one debug record per FUSE request: the
+	// operation, the node, the main arguments and the result. Nil costs
+	// nothing beyond a nil check per request.
+	Trace *slog.Logger
+}
+
+// Server is a mounted filesystem being served.
+type Server struct {
+	*fuse.Server
+	raw *rawFS
+}
+
+// Mount mounts root on dir with opts, starts serving and returns once the
+// mount is visible.
+func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Server, error) {
+	raw := &rawFS{RawFileSystem: fs.NewNodeFS(root, opts), trace: o.Trace}
+	srv, err := fuse.NewServer(raw, dir, &opts.MountOptions)
+	if err != nil {
+		return nil, err
+	}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		return nil, err
+	}
+	return &Server{Server: srv, raw: raw}, nil
+}
+
+// OpCount is the number of requests served so far (FORGET, which the
+// kernel sends on its own, aside).
+func (s *Server) OpCount() uint64 { return s.raw.ops.Load() }
+
+// OpenFileCount is the number of open file and directory handles.
+func (s *Server) OpenFileCount() int64 { return s.raw.openFiles.Load() }
+
+// Wait returns when the filesystem was unmounted (the kernel closed the
+// connection) and every request that was in flight has returned.
+func (s *Server) Wait() {
+	s.Server.Wait()
+	// No reader loop is left, so no request can start any more.
+	s.raw.drain()
+}
+
+// rawFS wraps the node bridge of go-fuse: every request is counted while it
+// runs and, with trace set, logged when it returns.
+type rawFS struct {
+	fuse.RawFileSystem
+	trace    *slog.Logger
+	inflight sync.WaitGroup
+	// ops counts requests other than FORGET; openFiles is the number of
+	// open file and directory handles.
+	ops       atomic.Uint64
+	openFiles atomic.Int64
+}
+
+// begin accounts for a request that starts; the caller defers
+// inflight.Done.
+func (w *rawFS) begin() {
+	w.inflight.Add(1)
+	w.ops.Add(1)
+}
+
+// opened counts a handle that an OPEN, OPENDIR or CREATE with status s
+// handed out.
+func (w *rawFS) opened(s fuse.Status) {
+	if s.Ok() {
+		w.openFiles.Add(1)
+	}
+}
+
+// drain waits for the requests in flight; the caller makes sure that no
+// new one starts.
+func (w *rawFS) drain() { w.inflight.Wait() }
+
+// log writes the trace line of one request.
+func (w *rawFS) log(op string, node uint64, s fuse.Status, args ...any) {
+	w.trace.Debug("fuse "+op, append([]any{"node", node, "result", statusName(s)}, args...)...)
+}
+
+// statusName is "OK" or the errno's symbolic name, e.g. "ENOENT".
+func statusName(s fuse.Status) string {
+	if s.Ok() {
+		return "OK"
+	}
+	if n := unix.ErrnoName(syscall.Errno(s)); n != "" {
+		return n
+	}
+	return s.String()
+}

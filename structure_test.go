@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/readpassword"
+)
+
+// TestExitCodesOnlyInMain: exit codes are decided in package main alone;
+// no other package's non-test code imports exitcodes (they return sentinel
+// errors that withExitCode maps).
+func TestExitCodesOnlyInMain(t *testing.T) {
+	goFiles(t, parser.ImportsOnly, func(path string, f *ast.File) {
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "gocryptfs/internal/exitcodes" {
+				t.Errorf("%s imports exitcodes; return a sentinel error and map it in main", path)
+			}
+		}
+	}, "exitcodes")
+}
+
+// goFiles calls fn for every non-test Go file below internal/ except those
+// of the package directories in skip.
+func goFiles(t *testing.T, mode parser.Mode, fn func(path string, f *ast.File), skip ...string) {
+	t.Helper()
+	err := filepath.WalkDir("internal", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		for _, s := range skip {
+			if filepath.Dir(path) == filepath.Join("internal", s) {
+				return nil
+			}
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, mode)
+		if err != nil {
+			return err
+		}
+		fn(path, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEINTROnlyInSyscallcompat: the EINTR-safe system call helpers live in
+// syscallcompat alone; no other package has its own retry loop.
+func TestEINTROnlyInSyscallcompat(t *testing.T) {
+	goFiles(t, 0, func(path string, f *ast.File) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "EINTR" {
+				t.Errorf("%s: handles EINTR itself; use the syscallcompat helpers", path)
+			}
+			return true
+		})
+	}, "syscallcompat")
+}
+
+// TestNoTestOnlyFuncs: every exported top-level function of an internal
+// package (test helper packages aside) is used by code that ships; what
+// only tests use lives in _test.go files.
+func TestNoTestOnlyFuncs(t *testing.T) {
+	// Test-only here on purpose: a tiny logger constructor many packages'
+	// tests share, the flag list the config tests iterate over, and a size
+	// helper that the fsck -repair work uses.
+	allowed := map[string]bool{"tlog.Discard": true, "configfile.KnownFlags": true, "contentenc.BlockNoToPlainOff": true}
+	decl := map[string]string{}
+	uses := map[string]int{}
+	walk := func(root string, skip ...string) {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			for _, s := range skip {
+				if strings.HasPrefix(path, s) {
+					return nil
+				}
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+			if err != nil {
+				return err
+			}
+			pkg := f.Name.Name
+			for _, dcl := range f.Decls {
+				if fd, ok := dcl.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.IsExported() && strings.HasPrefix(path, "internal/") {
+					decl[pkg+"."+fd.Name.Name] = path
+				}
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch x := n.(type) {
+				case *ast.SelectorExpr:
+					if id, ok := x.X.(*ast.Ident); ok {
+						uses[id.Name+"."+x.Sel.Name]++
+					}
+				case *ast.Ident:
+					uses[pkg+"."+x.Name]++
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	walk(".", "internal/testutil/", "internal/benchutil/", "tests/")
+	for name, path := range decl {
+		// The declaration itself counts once.
+		if uses[name] <= 1 && !allowed[name] {
+			t.Errorf("%s (%s) is used by tests only: move it into a _test.go file", name, path)
+		}
+	}
+}
+
+// TestMountFunctionsShort: validate, doMount and unlock used to be 60 to
+// 110 lines each; they stay split into steps that fit on a screen.
+func TestMountFunctionsShort(t *testing.T) {
+	const maxLines = 50
+	fset := token.NewFileSet()
+	for _, file := range []string{"cli_args.go", "mount.go"} {
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line; n > maxLines && fd.Name.Name != "newFlagSet" {
+				t.Errorf("%s: %s has %d lines, more than %d", file, fd.Name.Name, n, maxLines)
+			}
+		}
+	}
+}
+
+// TestWithExitCode: the sentinel errors of the internal packages get their
+// exit codes in main; an error that has a code keeps it.
+func TestWithExitCode(t *testing.T) {
+	cases := []struct {
+		err  error
+		want int
+	}{
+		{nil, exitcodes.Success},
+		{fmt.Errorf("x: %w", readpassword.ErrPassword), exitcodes.ReadPassword},
+		{fmt.Errorf("x: %w", readpassword.ErrMasterKey), exitcodes.MasterKey},
+		{exitcodes.New(exitcodes.Usage, readpassword.ErrPassword), exitcodes.Usage},
+		{errors.New("other"), exitcodes.Other},
+	}
+	for _, c := range cases {
+		if got := exitcodes.From(withExitCode(c.err)); got != c.want {
+			t.Errorf("%v: exit code %d, want %d", c.err, got, c.want)
+		}
+	}
+	if _, err := readpassword.ParseMasterKey("zz"); exitcodes.From(withExitCode(err)) != exitcodes.MasterKey {
+		t.Errorf("bad -masterkey: %v", err)
+	}
+}
