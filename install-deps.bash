@@ -17,6 +17,10 @@ command -v gcc >/dev/null || missing+=(gcc)
 [[ -e /usr/include/openssl/evp.h ]] || missing+=(libssl-dev)
 command -v logger >/dev/null || missing+=(bsdutils)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
+# POSIX table and xattr capacity tests: ext4/XFS images on loop devices.
+command -v mkfs.ext4 >/dev/null || missing+=(e2fsprogs)
+command -v mkfs.xfs >/dev/null || missing+=(xfsprogs)
+command -v losetup >/dev/null || missing+=(mount)
 # setfacl and setfattr: the multi-user permission tests of fusefrontend.
 command -v setfacl >/dev/null || missing+=(acl)
 command -v setfattr >/dev/null || missing+=(attr)

@@ -25,6 +25,7 @@ import (
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/fusefrontend_reverse"
 	"gocryptfs/internal/fuseserve"
+	"gocryptfs/internal/memrelease"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/tlog"
@@ -262,6 +263,8 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 		KernelCache:        a.kernelCache,
 		ReadOnly:           readOnly,
 		Writeback:          mountopts.Writeback(mountParams(a, readOnly)),
+		Atime:              atimePolicy(a),
+		ACL:                a.acl,
 		Logger:             e.log,
 	}, nt, ce)
 	if err != nil {
@@ -294,6 +297,11 @@ func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.N
 		return nil, exitcodes.Errorf(exitcodes.Other, "Cannot set up the reverse filesystem: %v", err)
 	}
 	return rn, nil
+}
+
+// atimePolicy is the access time policy selected with -ko.
+func atimePolicy(a *argContainer) fusefrontend.Atime {
+	return fusefrontend.AtimeFromOptions(strings.Split(a.ko, ","))
 }
 
 // mountParams collects the flags that shape the go-fuse options; package
@@ -425,6 +433,11 @@ func mountAndServe(e *env, a *argContainer, rn frontend, feat features, readOnly
 	if a.idle > 0 {
 		go idleMonitor(e.log, srv, a.idle)
 	}
+	// Give the garbage of a burst of requests (e.g. a recursive stat)
+	// back to the OS once it is over.
+	stopRelease := make(chan struct{})
+	defer close(stopRelease)
+	go memrelease.Watch(memrelease.Options{Count: srv.OpCount}, stopRelease)
 	gotSignal, abandoned = serve(e.log, a.mountpoint, srv, sigs)
 	return gotSignal, abandoned, nil
 }

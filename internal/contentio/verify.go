@@ -55,14 +55,14 @@ func (f *File) verifyStep(dst []byte, off uint64, checkHeader bool) (next uint64
 			return 0, false, err
 		}
 	}
-	d, err := f.seekDataLocked(off, ps)
+	d, err := f.coarseSeekData(off, ps)
 	if errors.Is(err, syscall.ENXIO) {
 		return 0, true, nil
 	}
 	if err != nil {
 		return 0, false, err
 	}
-	h, err := f.seekHoleLocked(d, cs, ps)
+	h, err := f.coarseSeekHole(d, cs, ps)
 	if err != nil {
 		return 0, false, err
 	}

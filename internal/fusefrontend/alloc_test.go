@@ -14,21 +14,28 @@ import (
 	"gocryptfs/internal/testutil/coretest"
 )
 
+// allocTestRoot skips under -race and returns an unmounted RootNode on a
+// fresh CIPHERDIR (closed at the end of the test).
+func allocTestRoot(t *testing.T) *RootNode {
+	t.Helper()
+	if testing.Short() || testutil.RaceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	core := coretest.New(t, coretest.Options{MasterKey: make([]byte, cryptocore.KeyLen), HKDF: true, Names: nametransform.Options{Raw64: true}})
+	rn, err := NewRootNode(Args{CipherDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)}, core.NT, core.CE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rn.Close() })
+	return rn
+}
+
 // TestAllocsReadWrite counts the allocations of the Read and Write request
 // handlers in steady state (no mount needed: the handlers only use the
 // file handle). A 128 KiB request (the kernel's usual size) must not
 // allocate per block; with one CPU it allocates nothing at all.
 func TestAllocsReadWrite(t *testing.T) {
-	if testing.Short() || testutil.RaceEnabled {
-		t.Skip("allocation counts are not meaningful under -race")
-	}
-	cipher := t.TempDir()
-	core := coretest.New(t, coretest.Options{MasterKey: make([]byte, cryptocore.KeyLen), HKDF: true, Names: nametransform.Options{Raw64: true}})
-	rn, err := NewRootNode(Args{CipherDir: cipher, Logger: slog.New(slog.DiscardHandler)}, core.NT, core.CE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rn.Close()
+	rn := allocTestRoot(t)
 	fd, err := unix.Openat(rn.rootFd, "f", unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		t.Fatal(err)

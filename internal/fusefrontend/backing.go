@@ -17,7 +17,7 @@ import (
 // call on the entry is made relative to dirfd, so nothing follows symlinks
 // that someone may have placed in CIPHERDIR.
 type entry struct {
-	dirfd  int    // backing parent directory; closed by close()
+	dirfd  int    // backing parent directory; released by close()
 	dirIV  []byte // IV of that directory (nil without directory IVs)
 	inRoot bool   // dirfd is the CIPHERDIR root (the entry is a child of it)
 	name   string // plaintext name ("" for the root itself)
@@ -25,6 +25,9 @@ type entry struct {
 	// longEnc is the full encrypted name when cName is a hashed long name;
 	// creators write it to the companion file, removers delete that file.
 	longEnc string
+	// ref, if set, is the reference dirfd belongs to (a shared, cached
+	// fd that must not be closed directly); else dirfd is owned.
+	ref *dirRef
 	// longBase is set when cName is a sync tool's conflict copy of the
 	// hashed long name longBase, whose companion file it shares.
 	longBase string
@@ -44,6 +47,12 @@ func (e *entry) stat(st *unix.Stat_t) error {
 }
 
 func (e *entry) close() {
+	if e.ref != nil {
+		e.ref.release()
+		e.ref = nil
+		e.dirfd = -1
+		return
+	}
 	if e.dirfd >= 0 {
 		syscallcompat.Close(e.dirfd)
 		e.dirfd = -1
@@ -54,16 +63,34 @@ func (e *entry) close() {
 func (e *entry) isLong() bool { return e.longEnc != "" }
 
 // openDir opens the backing directory of the plaintext directory path
-// relDir ("" is the root) by walking from the root fd one component at a
-// time, and returns it with its IV. The caller closes the fd.
+// relDir ("" is the root) and returns an fd that the caller owns and
+// closes, with the directory's IV. Hot paths use openDirRef instead.
 func (rn *RootNode) openDir(relDir string) (int, []byte, error) {
-	if fd, iv, ok := rn.dirCache.get(relDir); ok {
-		return fd, iv, nil
+	ref, iv, err := rn.openDirRef(relDir)
+	if err != nil {
+		return -1, nil, err
+	}
+	defer ref.release()
+	fd, err := syscallcompat.Dup(ref.fd)
+	if err != nil {
+		return -1, nil, err
+	}
+	return fd, iv, nil
+}
+
+// openDirRef returns a reference to an fd of the backing directory of the
+// plaintext directory path relDir ("" is the root), found by walking from
+// the root fd (or the longest cached ancestor) one component at a time,
+// and the directory's IV. The caller releases the reference and must not
+// close its fd.
+func (rn *RootNode) openDirRef(relDir string) (*dirRef, []byte, error) {
+	if ref, iv, ok := rn.dirCache.get(relDir); ok {
+		return ref, iv, nil
 	}
 	gen := rn.dirCache.generation()
 	// Start from the longest cached ancestor, else from the root.
 	start := ""
-	fd := -1
+	var ref *dirRef
 	var iv []byte
 	for p := relDir; p != ""; {
 		i := strings.LastIndexByte(p, '/')
@@ -75,23 +102,17 @@ func (rn *RootNode) openDir(relDir string) (int, []byte, error) {
 		if p == "" {
 			break
 		}
-		if cfd, civ, ok := rn.dirCache.get(p); ok {
-			start, fd, iv = p, cfd, civ
+		if cref, civ, ok := rn.dirCache.get(p); ok {
+			start, ref, iv = p, cref, civ
 			break
 		}
 	}
-	if fd < 0 {
+	if ref == nil {
 		var err error
-		fd, err = syscallcompat.Dup(rn.rootFd)
+		ref, iv, err = rn.rootDirRef()
 		if err != nil {
-			return -1, nil, err
+			return nil, nil, err
 		}
-		iv, err = rn.readDirIV(fd)
-		if err != nil {
-			syscallcompat.Close(fd)
-			return -1, nil, rn.dirIVError("", err)
-		}
-		rn.dirCache.put("", fd, iv, gen)
 	}
 	rest := strings.TrimPrefix(relDir[len(start):], "/")
 	cur := start
@@ -101,37 +122,55 @@ func (rn *RootNode) openDir(relDir string) (int, []byte, error) {
 		}
 		cName, _, err := rn.encryptName(comp, iv)
 		if err != nil {
-			syscallcompat.Close(fd)
-			return -1, nil, err
+			ref.release()
+			return nil, nil, err
 		}
-		next, err := syscallcompat.OpenDirAt(fd, cName)
+		next, err := syscallcompat.OpenDirAt(ref.fd, cName)
 		if errors.Is(err, syscall.ENOENT) && !rn.nt.PlaintextNames() {
 			// Maybe a directory shown under a conflict or
 			// alternative-IV name.
-			e := entry{dirfd: fd, dirIV: iv, name: comp, cName: cName}
+			e := entry{dirfd: ref.fd, dirIV: iv, name: comp, cName: cName}
 			rn.resolveConflict(&e)
 			if e.cName != cName {
-				next, err = syscallcompat.OpenDirAt(fd, e.cName)
+				next, err = syscallcompat.OpenDirAt(ref.fd, e.cName)
 			}
 		}
-		syscallcompat.Close(fd)
+		ref.release()
 		if err != nil {
-			return -1, nil, err
+			return nil, nil, err
 		}
-		fd = next
+		ref = newDirRef(next)
 		if cur == "" {
 			cur = comp
 		} else {
 			cur += "/" + comp
 		}
-		iv, err = rn.readDirIV(fd)
+		iv, err = rn.readDirIV(ref.fd)
 		if err != nil {
-			syscallcompat.Close(fd)
-			return -1, nil, rn.dirIVError(cur, err)
+			ref.release()
+			return nil, nil, rn.dirIVError(cur, err)
 		}
-		rn.dirCache.put(cur, fd, iv, gen)
+		rn.dirCache.put(cur, ref, iv, gen)
 	}
-	return fd, iv, nil
+	return ref, iv, nil
+}
+
+// rootDirRef returns a reference to the root fd and the root directory's
+// IV. The root fd lives as long as the RootNode, so no fd is duplicated;
+// the IV is read once per cache period like that of any directory.
+func (rn *RootNode) rootDirRef() (*dirRef, []byte, error) {
+	if ref, iv, ok := rn.dirCache.get(""); ok {
+		return ref, iv, nil
+	}
+	gen := rn.dirCache.generation()
+	ref := rn.rootRef.acquire()
+	iv, err := rn.readDirIV(ref.fd)
+	if err != nil {
+		ref.release()
+		return nil, nil, rn.dirIVError("", err)
+	}
+	rn.dirCache.put("", ref, iv, gen)
+	return ref, iv, nil
 }
 
 // dirIVError reports a directory whose IV cannot be read. The directory
@@ -179,17 +218,8 @@ func (rn *RootNode) encryptName(name string, iv []byte) (cName, longEnc string, 
 // child resolves the plaintext entry name inside the plaintext directory
 // relDir. The caller must close the returned entry.
 func (rn *RootNode) child(relDir, name string) (*entry, error) {
-	if len(name) > nametransform.NameMax {
-		return nil, syscall.ENAMETOOLONG
-	}
-	fd, iv, err := rn.openDir(relDir)
+	e, err := rn.childRegular(relDir, name)
 	if err != nil {
-		return nil, err
-	}
-	e := &entry{dirfd: fd, dirIV: iv, inRoot: relDir == "", name: name}
-	e.cName, e.longEnc, err = rn.encryptName(name, iv)
-	if err != nil {
-		e.close()
 		return nil, err
 	}
 	switch {
@@ -197,6 +227,27 @@ func (rn *RootNode) child(relDir, name string) (*entry, error) {
 		rn.resolveBadName(e)
 	case !rn.nt.PlaintextNames():
 		rn.resolveConflict(e)
+	}
+	return e, nil
+}
+
+// childRegular is child without the fallbacks for -badname and conflict
+// names, which cost a stat up front: an operation that succeeds on the
+// regular name has found the entry that child would return, and can take
+// child when it fails with ENOENT.
+func (rn *RootNode) childRegular(relDir, name string) (*entry, error) {
+	if len(name) > nametransform.NameMax {
+		return nil, syscall.ENAMETOOLONG
+	}
+	ref, iv, err := rn.openDirRef(relDir)
+	if err != nil {
+		return nil, err
+	}
+	e := &entry{dirfd: ref.fd, ref: ref, dirIV: iv, inRoot: relDir == "", name: name}
+	e.cName, e.longEnc, err = rn.encryptName(name, iv)
+	if err != nil {
+		e.close()
+		return nil, err
 	}
 	return e, nil
 }
@@ -238,11 +289,8 @@ func splitPath(p string) (dir, name string) {
 // entry has dirfd = a new root fd and cName ".").
 func (rn *RootNode) resolve(p string) (*entry, error) {
 	if p == "" {
-		fd, err := syscallcompat.Dup(rn.rootFd)
-		if err != nil {
-			return nil, err
-		}
-		return &entry{dirfd: fd, cName: "."}, nil
+		ref := rn.rootRef.acquire()
+		return &entry{dirfd: ref.fd, ref: ref, cName: "."}, nil
 	}
 	dir, name := splitPath(p)
 	return rn.child(dir, name)

@@ -21,32 +21,46 @@ var _ = (fs.NodeReaddirer)((*Node)(nil))
 // Readdir lists directory n: backing entries are decrypted, internal files
 // (config, diriv, long-name companions) are hidden, and undecryptable names
 // are hidden with one warning each, or shown when they match -badname.
+// The list starts with "." and "..", as on a local filesystem.
 // Directory-entry inode numbers are translated like those of Lookup, so
-// READDIRPLUS (which go-fuse answers with Lookup) agrees with this list.
+// READDIRPLUS agrees with this list.
 func (n *Node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Readdir", &errno)
 	rn.enter("Readdir")
-	list, err := rn.readDir(n.relPath())
+	l, err := rn.readDir(n.relPath())
 	if err != nil {
 		return nil, n.toErrno("Readdir", err)
 	}
-	return fs.NewListDirStream(list), 0
+	l.n = n
+	l.ents = append(fuseutil.DotEntries(n.EmbeddedInode()), l.ents...)
+	l.cNames = append([]string{".", ".."}, l.cNames...)
+	return l, 0
 }
 
-func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
-	fd, iv, err := rn.openDir(dir)
+// readDir reads and decrypts the backing directory of the plaintext
+// directory dir. The returned listing keeps the backing directory open
+// (for READDIRPLUS lookups) until it is closed.
+func (rn *RootNode) readDir(dir string) (*listing, error) {
+	ref, iv, err := rn.openDirRef(dir)
 	if err != nil {
 		return nil, err
 	}
 	// A fresh open file description: the cached fd may be shared by
 	// concurrent readers, and getdents advances the offset.
-	dfd, err := syscallcompat.OpenDirAt(fd, ".")
-	syscallcompat.Close(fd)
+	dfd, err := rn.openNoatime(unix.O_RDONLY|unix.O_DIRECTORY, func(fl int) (int, error) {
+		return syscallcompat.Openat(ref.fd, ".", fl, 0)
+	})
+	ref.release()
 	if err != nil {
 		return nil, err
 	}
-	defer syscallcompat.Close(dfd)
+	ok := false
+	defer func() {
+		if !ok {
+			syscallcompat.Close(dfd)
+		}
+	}()
 	var dst unix.Stat_t
 	if err := syscallcompat.Fstat(dfd, &dst); err != nil {
 		return nil, err
@@ -56,7 +70,7 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 		return nil, err
 	}
 	isRoot := dir == ""
-	list := make([]fuse.DirEntry, 0, len(ents))
+	l := &listing{dfd: dfd, ents: make([]fuse.DirEntry, 0, len(ents)), cNames: make([]string, 0, len(ents))}
 	// Names that do not decrypt under the main IV are looked at after all
 	// that do, so that an alternative-IV name that equals one of them can
 	// be shown decorated (see conflict.go).
@@ -82,7 +96,7 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 			continue
 		}
 		shownNames[name] = true
-		list = rn.appendDirEntry(list, dfd, &dst, de, name)
+		rn.addDirEntry(l, dfd, &dst, de, name)
 	}
 	for i, de := range failed {
 		name, _, ok := rn.nt.DisplayConflictAt(dfd, de.Name, iv, alts, func(s string) bool { return shownNames[s] })
@@ -96,25 +110,26 @@ func (rn *RootNode) readDir(dir string) ([]fuse.DirEntry, error) {
 			continue
 		}
 		shownNames[name] = true
-		list = rn.appendDirEntry(list, dfd, &dst, de, name)
+		rn.addDirEntry(l, dfd, &dst, de, name)
 	}
-	return list, nil
+	ok = true
+	return l, nil
 }
 
-// appendDirEntry adds the backing entry de of the directory dfd (whose
-// stat is dst) to list under the plaintext name.
-func (rn *RootNode) appendDirEntry(list []fuse.DirEntry, dfd int, dst *unix.Stat_t, de syscallcompat.DirEntry, name string) []fuse.DirEntry {
+// addDirEntry adds the backing entry de of the directory dfd (whose stat
+// is dst) to l under the plaintext name.
+func (rn *RootNode) addDirEntry(l *listing, dfd int, dst *unix.Stat_t, de syscallcompat.DirEntry, name string) {
 	typ := de.Type
 	if typ == 0 {
 		var st unix.Stat_t
 		if err := syscallcompat.Fstatat(dfd, de.Name, &st); err != nil {
-			return list // vanished meanwhile
+			return // vanished meanwhile
 		}
 		typ = st.Mode & syscall.S_IFMT
 	}
 	ino := rn.shownIno(&unix.Stat_t{Dev: dst.Dev, Ino: de.Ino})
-	list = append(list, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
-	return list
+	l.ents = append(l.ents, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
+	l.cNames = append(l.cNames, de.Name)
 }
 
 // writeLongName creates the companion file of a long-named entry before
@@ -215,10 +230,14 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return nil, err
 	}
 	defer e.close()
-	mode &= 0o7777
+	// In a directory with a default ACL the backing filesystem derives
+	// the mode and ACLs from the requested mode, so it is created with
+	// exactly that mode and never chmodded (the caller must then be able
+	// to write the IV file into it).
+	mode, inherit := rn.modeFor(ctx, e.dirfd, mode&0o7777)
 	useIV := rn.nt.UsesDirIV()
 	perm := mode
-	if useIV {
+	if useIV && !inherit {
 		perm |= 0o700 // the IV file must be written into it
 	}
 	// The directory and its IV file are created as the caller, so both
@@ -262,7 +281,7 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	case err != nil:
 		return fail(err)
 	case !useIV:
-		if rn.needsChmod(mode) {
+		if !inherit && rn.needsChmod(mode) {
 			var st unix.Stat_t
 			err := syscallcompat.Fstatat(e.dirfd, e.cName, &st)
 			if err == nil {
@@ -290,6 +309,9 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if err := rn.inject("mkdir-chmod"); err != nil {
 		return failIV(err)
 	}
+	if inherit {
+		return n.finishCreate(ctx, e, out)
+	}
 	// As the daemon, not the caller: a directory created in a
 	// set-group-ID directory keeps the inherited bit even when the caller
 	// is not a member of the group, as on a local filesystem, and a chmod
@@ -311,13 +333,14 @@ func (n *Node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	e, err := rn.child(n.relPath(), name)
+	dir := n.relPath()
+	e, err := rn.child(dir, name)
 	if err != nil {
 		return n.toErrno("Rmdir", err)
 	}
 	defer e.close()
 	err = rn.rmdirEntry(e)
-	rn.dirCache.clear()
+	rn.dirCache.invalidate(joinPath(dir, name))
 	return n.toErrno("Rmdir", err)
 }
 
@@ -443,12 +466,22 @@ func (n *Node) Unlink(ctx context.Context, name string) (errno syscall.Errno) {
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	e, err := rn.child(n.relPath(), name)
+	dir := n.relPath()
+	// The regular name first: rm -rf then costs one unlinkat per file.
+	e, err := rn.childRegular(dir, name)
 	if err != nil {
 		return n.toErrno("Unlink", err)
 	}
+	err = syscallcompat.Unlinkat(e.dirfd, e.cName, 0)
+	if errors.Is(err, syscall.ENOENT) {
+		e.close()
+		if e, err = rn.child(dir, name); err != nil {
+			return n.toErrno("Unlink", err)
+		}
+		err = syscallcompat.Unlinkat(e.dirfd, e.cName, 0)
+	}
 	defer e.close()
-	if err := syscallcompat.Unlinkat(e.dirfd, e.cName, 0); err != nil {
+	if err != nil {
 		return n.toErrno("Unlink", err)
 	}
 	rn.deleteLongName(e)
@@ -470,15 +503,29 @@ var _ = (fs.NodeRenamer)((*Node)(nil))
 
 // Rename moves an entry, also between directories (the name is
 // re-encrypted with the destination directory's IV; a directory keeps its
-// IV file, so names inside stay valid). Supports RENAME_NOREPLACE and
-// RENAME_EXCHANGE.
+// IV file, so names inside stay valid). Supports RENAME_NOREPLACE,
+// RENAME_EXCHANGE and RENAME_WHITEOUT (the backing rename leaves the
+// whiteout, a 0/0 character device, under the source's backing name, which
+// decrypts to the source's name).
 func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedder, newName string, flags uint32) (errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Rename", &errno)
 	rn.enter("Rename")
 	err := n.rename(name, newParent, newName, flags)
-	rn.dirCache.clear()
+	if np := nodeOf(newParent); np != nil {
+		rn.dirCache.invalidate(joinPath(n.relPath(), name), joinPath(np.relPath(), newName))
+	} else {
+		rn.dirCache.clear()
+	}
 	return n.toErrno("Rename", err)
+}
+
+// joinPath joins a plaintext directory path ("" is the root) and a name.
+func joinPath(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
 }
 
 func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, flags uint32) error {
@@ -486,7 +533,7 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE) != 0 {
+	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE|unix.RENAME_WHITEOUT) != 0 {
 		return syscall.EINVAL
 	}
 	np := nodeOf(newParent)
@@ -535,9 +582,10 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 		undo()
 		return err
 	}
-	if src.isLong() || src.longBase != "" {
+	if (src.isLong() || src.longBase != "") && flags&unix.RENAME_WHITEOUT == 0 {
 		// rename(2) between two hard links of one inode succeeds without
 		// removing the source; only drop the companion if it is gone.
+		// A whiteout takes the source's name, so it keeps the companion.
 		var st unix.Stat_t
 		if errors.Is(syscallcompat.Fstatat(src.dirfd, src.cName, &st), syscall.ENOENT) {
 			rn.deleteLongName(src)
@@ -639,6 +687,11 @@ func (n *Node) link(ctx context.Context, target fs.InodeEmbedder, name string, o
 		return nil, err
 	}
 	defer dst.close()
+	if tn.unnamed != nil {
+		if _, p := tn.Parent(); p == nil {
+			return rn.linkUnnamed(ctx, n, tn.unnamed, dst, out)
+		}
+	}
 	src, err := tn.self()
 	if err != nil {
 		return nil, err
@@ -649,6 +702,19 @@ func (n *Node) link(ctx context.Context, target fs.InodeEmbedder, name string, o
 		return nil, err
 	}
 	if err := syscallcompat.Linkat(src.dirfd, src.cName, dst.dirfd, dst.cName); err != nil {
+		undo()
+		return nil, err
+	}
+	return n.finishCreate(ctx, dst, out)
+}
+
+// linkUnnamed gives an O_TMPFILE file its first name.
+func (rn *RootNode) linkUnnamed(ctx context.Context, n *Node, u *unnamed, dst *entry, out *fuse.EntryOut) (*fs.Inode, error) {
+	undo, err := rn.writeLongName(dst)
+	if err != nil {
+		return nil, err
+	}
+	if err := u.linkTo(dst.dirfd, dst.cName); err != nil {
 		undo()
 		return nil, err
 	}
@@ -673,6 +739,8 @@ func (n *Node) mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 		return nil, err
 	}
 	defer e.close()
+	perm, inherit := rn.modeFor(ctx, e.dirfd, mode&0o7777)
+	mode = mode&syscall.S_IFMT | perm
 	err = rn.asCaller(ctx, func() error {
 		undo, err := rn.writeLongName(e)
 		if err != nil {
@@ -684,7 +752,7 @@ func (n *Node) mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 		}
 		// As the caller, so that the kernel drops a set-group-ID bit
 		// that the caller may not set.
-		if rn.needsChmod(mode) {
+		if !inherit && rn.needsChmod(mode) {
 			if err := syscallcompat.Fchmodat(e.dirfd, e.cName, mode&0o7777); err != nil {
 				rn.log.Warn("mknod: chmod failed", "err", err)
 			}

@@ -1,22 +1,58 @@
 package fusefrontend
 
 import (
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gocryptfs/internal/syscallcompat"
 )
 
-// dirCache remembers, for a few recently used plaintext directory paths, an
-// open fd of the backing directory and its IV, so that consecutive
-// operations in one directory do not walk CIPHERDIR from the root and reread
+// dirRef is a reference-counted fd of a backing directory. Operations
+// borrow the cached fd of their parent directory instead of duplicating
+// it, which saves a dup(2) and a close(2) per lookup, getattr, unlink and
+// create. The fd is closed when the last reference is released, so an
+// entry evicted from the cache stays usable by the operations that still
+// hold it.
+type dirRef struct {
+	fd   int
+	refs atomic.Int32
+}
+
+// newDirRef wraps fd, which the returned reference now owns.
+func newDirRef(fd int) *dirRef {
+	r := &dirRef{fd: fd}
+	r.refs.Store(1)
+	return r
+}
+
+// acquire adds a reference; the caller must already hold one (or the
+// cache lock while the cache holds one).
+func (r *dirRef) acquire() *dirRef {
+	r.refs.Add(1)
+	return r
+}
+
+// release drops a reference and closes the fd with the last one.
+func (r *dirRef) release() {
+	if r.refs.Add(-1) == 0 {
+		syscallcompat.Close(r.fd)
+	}
+}
+
+// dirCache remembers, for recently used plaintext directory paths, an open
+// fd of the backing directory and its IV, so that consecutive operations
+// in one directory do not walk CIPHERDIR from the root and reread
 // gocryptfs.diriv every time.
 //
 // It is keyed by plaintext path, so every operation that can change what a
-// path refers to (rename, rmdir) calls clear. A walk that started before a
-// clear must not repopulate the cache with what it found, which the
-// generation number prevents. Entries also expire after a second so that
-// changes made behind our back in CIPHERDIR are picked up quickly.
+// path refers to (rename, rmdir) drops the paths at and below the names it
+// changed (invalidate). A walk that started before an invalidation must
+// not repopulate the cache with what it found, which the generation number
+// prevents. Entries also expire after a second so that changes made behind
+// our back in CIPHERDIR are picked up quickly; with -sharedstorage nothing
+// is cached at all.
 type dirCache struct {
 	mu       sync.Mutex
 	disabled bool
@@ -25,13 +61,16 @@ type dirCache struct {
 }
 
 type dirCacheEntry struct {
-	fd      int
+	ref     *dirRef
 	iv      []byte
 	expires time.Time
 }
 
 const (
-	dirCacheSize = 20
+	// dirCacheSize bounds the number of cached directory fds. A
+	// recursive walk (ls -lR, rm -rf) works in a directory and its
+	// ancestors at a time, which this covers many times over.
+	dirCacheSize = 64
 	dirCacheTTL  = time.Second
 )
 
@@ -46,30 +85,26 @@ func (c *dirCache) generation() uint64 {
 	return c.gen
 }
 
-// get returns a duplicate of the cached fd for path (the caller closes it)
-// and the directory IV.
-func (c *dirCache) get(path string) (int, []byte, bool) {
+// get returns a reference to the cached fd for path (the caller releases
+// it) and the directory IV.
+func (c *dirCache) get(path string) (*dirRef, []byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[path]
 	if !ok {
-		return -1, nil, false
+		return nil, nil, false
 	}
 	if time.Now().After(e.expires) {
-		syscallcompat.Close(e.fd)
+		e.ref.release()
 		delete(c.entries, path)
-		return -1, nil, false
+		return nil, nil, false
 	}
-	fd, err := syscallcompat.Dup(e.fd)
-	if err != nil {
-		return -1, nil, false
-	}
-	return fd, e.iv, true
+	return e.ref.acquire(), e.iv, true
 }
 
-// put stores a duplicate of fd for path unless the cache was cleared since
-// generation gen was read.
-func (c *dirCache) put(path string, fd int, iv []byte, gen uint64) {
+// put stores a reference to ref for path unless the cache was invalidated
+// since generation gen was read.
+func (c *dirCache) put(path string, ref *dirRef, iv []byte, gen uint64) {
 	if c.disabled {
 		return
 	}
@@ -84,11 +119,7 @@ func (c *dirCache) put(path string, fd int, iv []byte, gen uint64) {
 	if len(c.entries) >= dirCacheSize {
 		c.evictLocked()
 	}
-	dup, err := syscallcompat.Dup(fd)
-	if err != nil {
-		return
-	}
-	c.entries[path] = dirCacheEntry{fd: dup, iv: iv, expires: time.Now().Add(dirCacheTTL)}
+	c.entries[path] = dirCacheEntry{ref: ref.acquire(), iv: iv, expires: time.Now().Add(dirCacheTTL)}
 }
 
 // evictLocked drops expired entries, or one entry with the earliest expiry
@@ -99,7 +130,7 @@ func (c *dirCache) evictLocked() {
 	var oldestT time.Time
 	for p, e := range c.entries {
 		if now.After(e.expires) {
-			syscallcompat.Close(e.fd)
+			e.ref.release()
 			delete(c.entries, p)
 			continue
 		}
@@ -108,18 +139,31 @@ func (c *dirCache) evictLocked() {
 		}
 	}
 	if len(c.entries) >= dirCacheSize && oldest != "" {
-		syscallcompat.Close(c.entries[oldest].fd)
+		c.entries[oldest].ref.release()
 		delete(c.entries, oldest)
 	}
 }
 
-// clear forgets everything; called after any rename or rmdir.
-func (c *dirCache) clear() {
+// invalidate forgets the given plaintext paths and everything below them;
+// called after a rename or rmdir changed what they refer to. The cached
+// fds of other directories stay valid: a directory fd refers to the
+// directory itself wherever it moves, and the IV moves with it.
+func (c *dirCache) invalidate(paths ...string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
 	for p, e := range c.entries {
-		syscallcompat.Close(e.fd)
-		delete(c.entries, p)
+		for _, q := range paths {
+			if p == q || q == "" || strings.HasPrefix(p, q) && p[len(q)] == '/' {
+				e.ref.release()
+				delete(c.entries, p)
+				break
+			}
+		}
 	}
+}
+
+// clear forgets everything.
+func (c *dirCache) clear() {
+	c.invalidate("")
 }

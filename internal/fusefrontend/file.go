@@ -25,6 +25,9 @@ import (
 type file struct {
 	cf         *contentio.File
 	appendMode bool
+	// unnamed is set on the handles of an O_TMPFILE file, which forget
+	// themselves there when released.
+	unnamed *unnamed
 }
 
 // openBacking opens the backing regular file cName in dirfd for a
@@ -41,7 +44,9 @@ func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error)
 	// OpenFileAt: the kernel believes this is a regular file, but the
 	// backing entry may have been replaced by a FIFO (whose open would
 	// block this request forever) or a device node.
-	fd, err := syscallcompat.OpenFileAt(dirfd, cName, bflags)
+	fd, err := rn.openNoatime(bflags, func(fl int) (int, error) {
+		return syscallcompat.OpenFileAt(dirfd, cName, fl)
+	})
 	if !errors.Is(err, syscall.EACCES) || bflags&unix.O_ACCMODE != unix.O_RDWR {
 		return fd, err
 	}
@@ -99,7 +104,7 @@ func (n *Node) open(flags int) (*file, error) {
 	}
 	e, err := n.self()
 	if err != nil {
-		return nil, err
+		return nil, n.staleIfOrphan(err)
 	}
 	defer e.close()
 	fd, err := rn.openBacking(e.dirfd, e.cName, flags)
@@ -121,8 +126,23 @@ func (n *Node) open(flags int) (*file, error) {
 
 // releaseFile closes a handle and uncounts it.
 func (rn *RootNode) releaseFile(f *file) error {
+	if f.unnamed != nil {
+		f.unnamed.remove(f)
+	}
 	rn.openFiles.Add(-1)
 	return f.cf.Close()
+}
+
+// statNewHandle fills out with the attributes of a just opened handle;
+// on error the handle is released.
+func (rn *RootNode) statNewHandle(f *file, out *fuse.EntryOut) (*unix.Stat_t, error) {
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
+		rn.releaseFile(f)
+		return nil, err
+	}
+	rn.fillAttr(&st, -1, "", &out.Attr)
+	return &st, nil
 }
 
 var _ = (fs.NodeCreater)((*Node)(nil))
@@ -146,7 +166,7 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	defer e.close()
-	mode &= 0o7777
+	mode, inherit := rn.modeFor(ctx, e.dirfd, mode&0o7777)
 	// Always create exclusively first: only then is it certain that the
 	// entry is new (ours to chmod and, on failure, to drop the long-name
 	// file of), whatever runs concurrently. An existing entry is opened
@@ -167,8 +187,9 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 			return openErr
 		}
 		// As the caller, so that the kernel drops a set-group-ID bit
-		// that the caller may not set.
-		if rn.needsChmod(mode) {
+		// that the caller may not set. Not after inheriting a default
+		// ACL, from which the backing filesystem derived the mode.
+		if !inherit && rn.needsChmod(mode) {
 			return syscallcompat.Fchmod(fd, mode)
 		}
 		return nil
@@ -205,14 +226,12 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 			return nil, nil, err
 		}
 	}
-	var st unix.Stat_t
-	if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
-		rn.releaseFile(f)
+	st, err := rn.statNewHandle(f, out)
+	if err != nil {
 		return nil, nil, err
 	}
-	rn.fillAttr(&st, -1, "", &out.Attr)
 	rn.touchAltIVs(e.dirfd)
-	return n.newChild(ctx, &st), f, nil
+	return n.newChild(ctx, st), f, nil
 }
 
 var _ = (fs.NodeReader)((*Node)(nil))
@@ -230,6 +249,7 @@ func (n *Node) Read(ctx context.Context, fh fs.FileHandle, dest []byte, off int6
 	if err != nil && err != io.EOF {
 		return nil, n.toErrno("Read", err)
 	}
+	rn.touchAtime(f.cf.Fd())
 	return rn.readResults.Get(dest[:nr]), 0
 }
 
@@ -297,8 +317,8 @@ func (n *Node) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) (errno
 	if f, ok := fh.(*file); ok {
 		return n.toErrno("Fsync", f.cf.Fsync(flags&1 != 0))
 	}
-	// A directory (go-fuse routes FSYNCDIR here) or a file without a
-	// handle: sync the backing entry through a fresh read-only fd.
+	// A file without a handle (directories are synced through their
+	// open handle): sync the backing entry through a fresh read-only fd.
 	return n.toErrno("Fsync", n.syncBacking(flags&1 != 0))
 }
 

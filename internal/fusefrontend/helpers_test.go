@@ -30,6 +30,7 @@ type testConfig struct {
 	writeback      bool // with timeouts: the kernel's writeback cache, as the binary mounts
 	masterKey      []byte
 	noHKDF         bool
+	kernelOptions  string // -ko
 }
 
 // testFS is a mounted filesystem: mnt is the plaintext view, cipher the
@@ -95,6 +96,8 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 		CipherDir:     cipherDir,
 		ReadOnly:      args.ReadOnly,
 		AllowOther:    args.AllowOther,
+		ACL:           args.ACL,
+		KernelOptions: cfg.kernelOptions,
 		SharedStorage: args.SharedStorage || !cfg.timeouts,
 		NoWriteCache:  !cfg.writeback,
 		Debug:         os.Getenv("FUSE_DEBUG") != "",

@@ -56,9 +56,13 @@ func plainDir(t *testing.T) string {
 
 // runAs runs script with /bin/sh in dir as uid:gid with the supplementary
 // groups given, with umask 022.
+//
+// The shell changes into dir itself: with cmd.Dir the forked child would
+// chdir into the mount before exec, while Go's vfork keeps the parent
+// thread stopped, and a garbage collection waiting for that thread then
+// stops the FUSE server the chdir waits for (a deadlock).
 func runAs(dir string, uid, gid uint32, groups []uint32, script string) ([]byte, error) {
-	cmd := exec.Command("/bin/sh", "-c", "umask 022 && "+script)
-	cmd.Dir = dir
+	cmd := exec.Command("/bin/sh", "-c", `cd "$0" && umask 022 && `+script, dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: groups}}
 	return cmd.CombinedOutput()
 }

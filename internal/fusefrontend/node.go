@@ -26,6 +26,8 @@ type Node struct {
 	// stamp is the backing file's state at the last release of a handle
 	// (keepcache.go); nil when unknown.
 	stamp atomic.Pointer[cacheStamp]
+	// unnamed is set for a file made with O_TMPFILE (see tmpfile.go).
+	unnamed *unnamed
 }
 
 // relPath returns the plaintext path of n relative to the root. A node that
@@ -131,15 +133,22 @@ func (rn *RootNode) lookupEntry(dir, name string) (*entry, *unix.Stat_t, error) 
 
 var _ = (fs.NodeGetattrer)((*Node)(nil))
 
-// Getattr stats n, through its open file handle when there is one (which
-// also works after the file was unlinked).
+// Getattr stats n, through its open file or directory handle when there is
+// one (which also works after the entry was unlinked or replaced).
 func (n *Node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut) (errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Getattr", &errno)
 	rn.enter("Getattr")
-	if f, ok := fh.(*file); ok {
+	fd := -1
+	switch h := fh.(type) {
+	case *file:
+		fd = h.cf.Fd()
+	case *plusDir:
+		fd = h.fd
+	}
+	if fd >= 0 {
 		var st unix.Stat_t
-		if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
+		if err := syscallcompat.Fstat(fd, &st); err != nil {
 			return n.toErrno("Getattr", err)
 		}
 		rn.fillAttr(&st, -1, "", &out.Attr)

@@ -137,12 +137,13 @@ var opCases = []opCase{
 			t.Fatal(err)
 		}
 		fd := int(f.Fd())
+		// Blocks 0 and 1 were never written: a hole at 0, as on ext4.
 		hole, err := unix.Seek(fd, 0, unix.SEEK_HOLE)
-		if err != nil || hole >= 1<<20 || hole < 9001 {
+		if err != nil || hole != 0 {
 			t.Fatalf("SEEK_HOLE: %d %v", hole, err)
 		}
 		data, err := unix.Seek(fd, 20000, unix.SEEK_DATA)
-		if err != nil || data > 1<<20 || data < 20000-4096 {
+		if err != nil || data != 1<<20 {
 			t.Fatalf("SEEK_DATA: %d %v", data, err)
 		}
 		if _, err := unix.Seek(fd, 1<<21, unix.SEEK_DATA); !errors.Is(err, syscall.ENXIO) {

@@ -29,8 +29,8 @@
 // default_permissions together with allow_other (this package does no
 // permission checks of its own beyond those of the backing filesystem).
 //
-// Not implemented: O_TMPFILE (EOPNOTSUPP), copy_file_range (ENOSYS, the
-// kernel falls back to read/write), RENAME_WHITEOUT (EINVAL).
+// Not implemented: copy_file_range (ENOSYS, the kernel falls back to
+// read/write).
 package fusefrontend
 
 import (
@@ -87,6 +87,11 @@ type Args struct {
 	// flushes dirty pages through any writable handle, also an O_APPEND
 	// one, so WRITE offsets are taken as they come.
 	Writeback bool
+	// Atime is the access time policy (see AtimeFromOptions).
+	Atime Atime
+	// ACL: the mount has POSIX ACLs enabled (MountOptions.EnableAcl);
+	// see acl.go.
+	ACL bool
 	// Logger receives warnings and errors; nil discards them.
 	Logger *slog.Logger
 }
@@ -101,10 +106,12 @@ type RootNode struct {
 	ce       *contentenc.ContentEnc
 	log      *slog.Logger
 	rootFd   int
+	rootRef  *dirRef // holds rootFd; released by Close
 	umask    uint32
 	asRoot   bool
 	inos     *inomap.Map
 	dirCache *dirCache
+	openDirs openDirs
 	altIVs   altIVCache
 	table    *contentio.Table
 	warned   warnLog
@@ -164,6 +171,7 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		dirCache: newDirCache(args.SharedStorage),
 		table:    contentio.NewTable(),
 	}
+	rn.rootRef = newDirRef(fd)
 	rn.warned.init()
 	rn.Node.rn = rn
 	return rn, nil
@@ -183,7 +191,10 @@ func (rn *RootNode) RootStableAttr() *fs.StableAttr { return nil }
 // only after the filesystem has been unmounted.
 func (rn *RootNode) Close() error {
 	rn.dirCache.clear()
-	return syscallcompat.Close(rn.rootFd)
+	// Borrowed references are gone once the filesystem is unmounted, so
+	// this closes rootFd.
+	rn.rootRef.release()
+	return nil
 }
 
 // EncryptPath translates a plaintext path (relative to the mount root;

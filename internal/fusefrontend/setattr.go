@@ -17,7 +17,8 @@ var _ = (fs.NodeSetattrer)((*Node)(nil))
 
 // Setattr changes mode, owner, size and timestamps, through the open
 // handle when the kernel passes one (ftruncate, fchmod, futimens also work
-// on unlinked files), else on the backing entry without following
+// on unlinked files) or through an open handle of the directory (the
+// kernel sends none for fchmod), else on the backing entry without following
 // symlinks. A size change goes through contentio (docs/format.md 4.7).
 func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) (errno syscall.Errno) {
 	rn := n.rn
@@ -29,11 +30,20 @@ func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 	f, _ := fh.(*file)
 	var e *entry
 	if f == nil {
-		var err error
-		if e, err = n.self(); err != nil {
-			return n.toErrno("Setattr", err)
+		if fd := rn.openDirs.dupFd(n); fd >= 0 {
+			// An open directory: act on the directory that was
+			// opened, which may no longer have a path.
+			e = &entry{dirfd: fd, cName: "."}
+		} else {
+			var err error
+			if e, err = n.self(); err != nil {
+				return n.toErrno("Setattr", err)
+			}
 		}
 		defer e.close()
+	}
+	if err := rn.checkSetgid(ctx, f, e, in); err != nil {
+		return n.toErrno("Setattr", err)
 	}
 	if err := rn.setattr(ctx, f, e, in); err != nil {
 		return n.toErrno("Setattr", err)

@@ -1,10 +1,8 @@
 package fusefrontend
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -97,11 +95,12 @@ func TestOpenSwappedFifo(t *testing.T) {
 		go func() { done <- d.Sync() }()
 		select {
 		case err := <-done:
-			if err == nil {
-				t.Fatal("fsync of a directory swapped for a FIFO succeeded")
-			}
-			if !errors.Is(err, syscall.EINVAL) {
-				t.Logf("fsync: %v", err)
+			// The open directory handle holds the backing directory
+			// that was opened, so fsync syncs that one (now
+			// removed, which succeeds as on ext4) and never opens
+			// the FIFO.
+			if err != nil {
+				t.Fatalf("fsync of the open directory: %v", err)
 			}
 		case <-time.After(5 * time.Second):
 			if fd, err := unix.Open(backing, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {

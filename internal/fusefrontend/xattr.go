@@ -63,8 +63,7 @@ func (n *Node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 		return 0, n.toErrno("Getxattr", err)
 	}
 	var val []byte
-	err = n.withPathFd(func(fd int) error {
-		v, err := syscallcompat.FgetxattrAll(fd, cAttr)
+	decode := func(v []byte, err error) error {
 		if err != nil {
 			return err
 		}
@@ -79,7 +78,14 @@ func (n *Node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 			}
 		}
 		return err
-	})
+	}
+	if v, handled, ferr := n.getxattrFast(cAttr); handled {
+		err = decode(v, ferr)
+	} else {
+		err = n.withPathFd(func(fd int) error {
+			return decode(syscallcompat.FgetxattrAll(fd, cAttr))
+		})
+	}
 	if err != nil {
 		return 0, n.toErrno("Getxattr", err)
 	}
@@ -109,9 +115,13 @@ func (n *Node) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 		val = rn.nt.EncryptXattrValue(data)
 	}
 	return n.toErrno("Setxattr", n.withPathFd(func(fd int) error {
-		return rn.asCaller(ctx, func() error {
+		err := rn.asCaller(ctx, func() error {
 			return syscallcompat.Fsetxattr(fd, cAttr, val, int(flags))
 		})
+		if err == nil && attr == aclAccess {
+			err = rn.killSgidAfterACL(ctx, fd)
+		}
+		return err
 	}))
 }
 

@@ -218,7 +218,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 }
 
 // Readdir lists the view directory n: the encrypted names of the plaintext
-// entries that are not excluded, a .name file next to every hashed name,
+// entries that are not excluded after "." and "..", a .name file next to every hashed name,
 // gocryptfs.diriv, and gocryptfs.conf in the root.
 func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errno) {
 	rn := n.rn
@@ -243,7 +243,8 @@ func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errn
 			return nil, rn.errno("Readdir", err)
 		}
 	}
-	out := make([]fuse.DirEntry, 0, len(entries)+1)
+	out := make([]fuse.DirEntry, 0, len(entries)+3)
+	out = append(out, fuseutil.DotEntries(n.EmbeddedInode())...)
 	for _, e := range entries {
 		typ := e.Type
 		if typ == 0 {

@@ -89,7 +89,11 @@ func KernelOptions(p Params) []string {
 		o = append(o, "context="+p.Context)
 	}
 	for _, k := range strings.Split(p.KernelOptions, ",") {
-		if k != "" {
+		// The access time policy is the forward frontend's job (the
+		// kernel never updates the atime of FUSE files), and
+		// fusermount3 refuses relatime and strictatime; noatime stays
+		// so that mount(8) shows it.
+		if k != "" && k != "relatime" && k != "strictatime" {
 			o = append(o, k)
 		}
 	}
@@ -133,7 +137,7 @@ func Build(p Params) *fs.Options {
 		// security.capability before every write(2).
 		caps |= fuse.CAP_HANDLE_KILLPRIV_V2
 	}
-	return &fs.Options{
+	o := &fs.Options{
 		MountOptions: fuse.MountOptions{
 			ExtraCapabilities: caps,
 			AllowOther:        p.AllowOther,
@@ -165,4 +169,20 @@ func Build(p Params) *fs.Options {
 		// Show the real permission bits, also 000.
 		NullPermissions: true,
 	}
+	if !p.Reverse {
+		// File handles (name_to_handle_at, NFS export): node IDs are
+		// the inode numbers the forward frontend shows, which stay
+		// valid across forgetting and remounts, and the kernel's
+		// export support makes it ask the frontend for unknown node
+		// IDs (fusefrontend's LookupNode).
+		o.ExternalNodeID = true
+		o.RootStableAttr = &fs.StableAttr{Ino: fuse.FUSE_ROOT_ID}
+		o.ExtraCapabilities |= fuse.CAP_EXPORT_SUPPORT
+		if p.ACL {
+			// The frontend applies the umask itself, only where no
+			// default ACL is inherited (fusefrontend/acl.go).
+			o.ExtraCapabilities |= fuse.CAP_DONT_MASK
+		}
+	}
+	return o
 }

@@ -83,3 +83,28 @@ func TestWriteback(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardFileHandlesAndAtime: forward mounts use the shown inode
+// numbers as node IDs with export support (file handles), ask for the
+// unmasked creation mode with -acl, and never hand relatime or
+// strictatime to fusermount3 (the frontend applies them).
+func TestForwardFileHandlesAndAtime(t *testing.T) {
+	fwd := Build(Params{CipherDir: "/c", ACL: true, KernelOptions: "noatime,relatime,strictatime"})
+	if !fwd.ExternalNodeID || fwd.RootStableAttr == nil || fwd.RootStableAttr.Ino != 1 {
+		t.Errorf("forward: ExternalNodeID %v, RootStableAttr %v", fwd.ExternalNodeID, fwd.RootStableAttr)
+	}
+	const want = fuse.CAP_EXPORT_SUPPORT | fuse.CAP_DONT_MASK
+	if fwd.ExtraCapabilities&want != want {
+		t.Errorf("forward: capabilities %#x lack %#x", fwd.ExtraCapabilities, want)
+	}
+	if got := strings.Join(fwd.Options, ","); !strings.Contains(got, "noatime") || strings.Contains(got, "relatime") || strings.Contains(got, "strictatime") {
+		t.Errorf("kernel options %q", got)
+	}
+	if noACL := Build(Params{CipherDir: "/c"}); noACL.ExtraCapabilities&fuse.CAP_DONT_MASK != 0 {
+		t.Error("FUSE_DONT_MASK without -acl")
+	}
+	rev := Build(Params{CipherDir: "/c", Reverse: true})
+	if rev.ExternalNodeID || rev.ExtraCapabilities&fuse.CAP_EXPORT_SUPPORT != 0 {
+		t.Error("reverse mounts get the forward file-handle options")
+	}
+}

@@ -1,0 +1,123 @@
+package fusefrontend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"gocryptfs/internal/fuseutil"
+)
+
+// File handles (name_to_handle_at/open_by_handle_at, and exporting the
+// mount over NFS): the kernel encodes a handle as the FUSE node ID and
+// generation. The mount options (package mountopts) make the node ID the
+// inode number the
+// mount shows, which is the backing inode number (package inomap), so it
+// stays valid when the kernel forgets the node and across remounts. The
+// kernel then asks for the node by ID alone (LOOKUP of "."): LookupNode
+// finds the entry by searching the tree for that inode number.
+
+var _ = (fs.NodeLookupNoder)((*RootNode)(nil))
+
+// LookupNode finds the entry whose shown inode number is id, for a file
+// handle whose node the kernel and go-fuse have forgotten (or one from a
+// previous mount). It walks the plaintext tree breadth-first, which costs
+// a directory listing per directory up to the entry, and links the nodes
+// of the path into go-fuse's tree so that the path-based operations work
+// on the result.
+func (rn *RootNode) LookupNode(ctx context.Context, id uint64, out *fuse.EntryOut) (ch *fs.Inode, errno syscall.Errno) {
+	defer fuseutil.Recover(rn.log, "LookupNode", &errno)
+	rn.enter("LookupNode")
+	p, ok := rn.findIno(id)
+	if !ok {
+		return nil, syscall.ESTALE
+	}
+	cur := rn.EmbeddedInode()
+	for comp := range strings.SplitSeq(p, "/") {
+		next := cur.GetChild(comp)
+		if next == nil {
+			n := nodeOf(cur.Operations())
+			var eo fuse.EntryOut
+			c, errno := n.Lookup(ctx, comp, &eo)
+			if errno != 0 {
+				return nil, errno
+			}
+			cur.AddChild(comp, c, true)
+			next = c
+		}
+		cur = next
+	}
+	if cur.StableAttr().Ino != id {
+		return nil, syscall.ESTALE // changed meanwhile
+	}
+	if err := rn.statPath(p, &out.Attr); err != nil {
+		return nil, nodeOf(cur.Operations()).toErrno("LookupNode", err)
+	}
+	return cur, 0
+}
+
+// findIno returns the plaintext path of an entry with shown inode number
+// id.
+func (rn *RootNode) findIno(id uint64) (string, bool) {
+	queue := []string{""}
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		l, err := rn.readDir(dir)
+		if err != nil {
+			continue // vanished or unreadable: search the rest
+		}
+		list := l.ents
+		l.Close()
+		for _, de := range list {
+			p := de.Name
+			if dir != "" {
+				p = dir + "/" + de.Name
+			}
+			if de.Ino == id {
+				return p, true
+			}
+			if de.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+				queue = append(queue, p)
+			}
+		}
+	}
+	return "", false
+}
+
+var _ = (fs.NodeLookupParenter)((*Node)(nil))
+
+// LookupParent returns the directory holding n, for the kernel's
+// reconnection of a directory file handle.
+func (n *Node) LookupParent(ctx context.Context, out *fuse.EntryOut) (parent *fs.Inode, name string, errno syscall.Errno) {
+	rn := n.rn
+	defer fuseutil.Recover(rn.log, "LookupParent", &errno)
+	rn.enter("LookupParent")
+	name, p := n.Parent()
+	if p == nil {
+		return nil, "", syscall.ESTALE
+	}
+	if err := rn.statPath(nodeOf(p.Operations()).relPath(), &out.Attr); err != nil {
+		return nil, "", n.toErrno("LookupParent", err)
+	}
+	return p, name, 0
+}
+
+// staleIfOrphan turns ENOENT for a node that is in no directory into
+// ESTALE: such a node was reached by file handle (its entry is gone), and
+// a stale handle is what open_by_handle_at reports for a deleted file on
+// a local filesystem.
+func (n *Node) staleIfOrphan(err error) error {
+	if !errors.Is(err, syscall.ENOENT) || n.IsRoot() {
+		return err
+	}
+	if _, p := n.Parent(); p != nil {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", syscall.ESTALE, err)
+}
