@@ -84,8 +84,8 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	if err != nil {
 		return nil, 0, n.toErrno("Open", err)
 	}
-	if flags&syscall.O_TRUNC != 0 && unprivileged(ctx) {
-		if err := rn.killPrivFd(ctx, f.cf.Fd()); err != nil {
+	if flags&syscall.O_TRUNC != 0 {
+		if err := rn.killPrivFd(ctx, f.cf.Fd(), false); err != nil {
 			rn.releaseFile(f)
 			return nil, 0, n.toErrno("Open", err)
 		}
@@ -218,8 +218,8 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 	}
 	if existed && flags&unix.O_TRUNC != 0 {
 		err := f.cf.Truncate(0)
-		if err == nil && unprivileged(ctx) {
-			err = rn.killPrivFd(ctx, f.cf.Fd())
+		if err == nil {
+			err = rn.killPrivFd(ctx, f.cf.Fd(), false)
 		}
 		if err != nil {
 			rn.releaseFile(f)
@@ -269,10 +269,8 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 	if rn.args.ReadOnly {
 		return 0, syscall.EROFS
 	}
-	if unprivileged(ctx) {
-		if err := rn.killPrivFd(ctx, f.cf.Fd()); err != nil {
-			return 0, n.toErrno("Write", err)
-		}
+	if err := rn.killPrivFd(ctx, f.cf.Fd(), false); err != nil {
+		return 0, n.toErrno("Write", err)
 	}
 	var nw int
 	var err error

@@ -2,7 +2,10 @@ package fusefrontend
 
 import (
 	"context"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -33,19 +36,36 @@ func killedMode(mode uint32, inGroup func() bool) uint32 {
 	return mode &^ kill
 }
 
-// unprivileged reports whether the request in ctx comes from a caller
-// whose writes clear set-id bits (any uid but 0; CAP_FSETID held by
-// another uid is not visible in a FUSE request).
-func unprivileged(ctx context.Context) bool {
+// keepsSetid reports whether the caller of ctx may write without
+// clearing set-id bits: it has CAP_FSETID. FUSE requests carry only uid,
+// gid and pid, so root's capability is read from /proc (a root process
+// may have dropped it); an unknown process (pid 0: kernel writeback, or
+// another pid namespace) counts as privileged.
+func keepsSetid(ctx context.Context) bool {
 	c, ok := fuse.FromContext(ctx)
-	return ok && c.Uid != 0
+	if !ok || c.Pid == 0 {
+		return true
+	}
+	if c.Uid != 0 {
+		return false
+	}
+	data, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(c.Pid), 10) + "/status")
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err != nil || caps&(1<<unix.CAP_FSETID) != 0
+		}
+	}
+	return true
 }
 
-// killPrivFd clears the set-id bits a write or truncate by an
-// unprivileged caller clears (killedMode) on the open backing file fd.
-// Callers decide whether the request needs it (unprivileged, or the
-// kernel's FATTR_KILL_SUIDGID).
-func (rn *RootNode) killPrivFd(ctx context.Context, fd int) error {
+// killPrivFd clears the set-id bits a write or truncate by a caller
+// without CAP_FSETID clears (killedMode) on the open backing file fd;
+// force: the kernel already decided so (FATTR_KILL_SUIDGID).
+func (rn *RootNode) killPrivFd(ctx context.Context, fd int, force bool) error {
 	if !rn.asRoot {
 		return nil
 	}
@@ -53,7 +73,7 @@ func (rn *RootNode) killPrivFd(ctx context.Context, fd int) error {
 	if err := syscallcompat.Fstat(fd, &st); err != nil {
 		return err
 	}
-	if k, ok := killBits(ctx, &st); ok {
+	if k, ok := killBits(ctx, &st); ok && (force || !keepsSetid(ctx)) {
 		return syscallcompat.Fchmod(fd, k)
 	}
 	return nil

@@ -112,7 +112,7 @@ func (rn *RootNode) setattr(ctx context.Context, f *file, e *entry, in *fuse.Set
 		// An unprivileged truncate (CAP_HANDLE_KILLPRIV_V2, killpriv.go).
 		var err error
 		if f != nil {
-			err = rn.killPrivFd(ctx, f.cf.Fd())
+			err = rn.killPrivFd(ctx, f.cf.Fd(), true)
 		} else {
 			err = rn.killPrivEntry(ctx, e)
 		}
