@@ -10,7 +10,7 @@ import (
 	"gocryptfs/internal/syscallcompat"
 )
 
-// Hole detection (FORMAT.md 4.4): a ciphertext block is a plaintext hole
+// Hole detection (docs/format.md 4.4): a ciphertext block is a plaintext hole
 // exactly when it was never written, and then its nonce reads as zeros (a
 // written block never has an all-zero nonce). The backing filesystem's
 // SEEK_DATA/SEEK_HOLE only serve to skip long runs quickly: they answer in

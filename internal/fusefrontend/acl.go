@@ -12,7 +12,7 @@ import (
 )
 
 // POSIX ACLs (-acl). The ACL attributes pass through unencrypted to the
-// backing entries (FORMAT.md section 8), so the backing filesystem keeps
+// backing entries (docs/format.md 8), so the backing filesystem keeps
 // them consistent with the mode bits (chmod changes the mask, setting an
 // access ACL changes the mode) and applies a directory's default ACL to
 // the backing entries created in it. The kernel checks permissions

@@ -563,7 +563,7 @@ func caseACL(e *posixEnv) {
 // TestSeekTrailingPartialHole pins the one SEEK_DATA/SEEK_HOLE difference
 // the format imposes (README, "POSIX behaviour"): growing a file to a size
 // that is not a multiple of 4096 writes its partial last block (an
-// all-zero partial block is corruption, FORMAT.md 4.4), so that block is
+// all-zero partial block is corruption, docs/format.md 4.4), so that block is
 // data where ext4 has a hole.
 func TestSeekTrailingPartialHole(t *testing.T) {
 	tf := mountFS(t, testConfig{})

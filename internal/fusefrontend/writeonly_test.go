@@ -123,6 +123,7 @@ func serveAsUser(t *testing.T, mnt, cipher string) *testFS {
 	if err != nil {
 		t.Fatal("serve:", err)
 	}
+	tellNoPoll(t, mnt)
 	t.Cleanup(func() {
 		// The server does not know the real mount point; a user may
 		// unmount their own FUSE mount with fusermount3. If that fails
@@ -138,6 +139,25 @@ func serveAsUser(t *testing.T, mnt, cipher string) *testFS {
 		}
 	})
 	return &testFS{mnt: mnt, cipher: cipher, rn: rn, srv: srv, logs: logs}
+}
+
+// tellNoPoll makes the kernel learn that the filesystem has no poll
+// support before this process opens files on its own mount. Go's os
+// package adds every opened file to its epoll set; on a FUSE file that
+// epoll_ctl sends a POLL request, made by the runtime without giving up
+// its P, so with a few of them at once nothing is left to serve the
+// request and the process hangs. go-fuse answers POLL with ENOSYS (after
+// which the kernel stops asking) and triggers one itself at mount time,
+// but not for a /dev/fd/N mount, whose real path it does not know: do
+// it here the same way, on go-fuse's reserved name.
+func tellNoPoll(t *testing.T, mnt string) {
+	t.Helper()
+	fd, err := unix.Open(filepath.Join(mnt, ".go-fuse-epoll-hack"), unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLPRI | unix.POLLOUT}}, 0)
 }
 
 // TestWriteOnlyConcurrentOpens opens one write-only (0200) file many
