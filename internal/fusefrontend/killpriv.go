@@ -2,10 +2,8 @@ package fusefrontend
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -49,17 +47,14 @@ func keepsSetid(ctx context.Context) bool {
 	if c.Uid != 0 {
 		return false
 	}
-	data, err := os.ReadFile("/proc/" + strconv.FormatUint(uint64(c.Pid), 10) + "/status")
-	if err != nil {
-		return true
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err != nil || caps&(1<<unix.CAP_FSETID) != 0
+	keeps := true
+	procStatus(c.Pid, func(key, val string) {
+		if key == "CapEff" {
+			caps, err := strconv.ParseUint(val, 16, 64)
+			keeps = err != nil || caps&(1<<unix.CAP_FSETID) != 0
 		}
-	}
-	return true
+	})
+	return keeps
 }
 
 // killPrivFd clears the set-id bits a write or truncate by a caller
