@@ -21,7 +21,9 @@ import (
 type tree struct{ fs.Inode }
 
 func (r *tree) OnAdd(ctx context.Context) {
-	f := r.NewPersistentInode(ctx, &fs.MemRegularFile{Data: []byte("hello"), Attr: fuse.Attr{Mode: 0o644}}, fs.StableAttr{})
+	// Inode number 2 gives node ID 2 both where node IDs are the inode
+	// numbers (forward mounts) and where go-fuse numbers nodes itself.
+	f := r.NewPersistentInode(ctx, &fs.MemRegularFile{Data: []byte("hello"), Attr: fuse.Attr{Mode: 0o644}}, fs.StableAttr{Ino: 2})
 	r.AddChild("f", f, false)
 }
 
