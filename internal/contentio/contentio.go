@@ -13,16 +13,18 @@
 //
 // Every backing inode that is open has one entry in a Table, shared by all
 // Files of that inode (several opens, hard links). The entry holds a
-// reader/writer content lock and the cached file ID. Reads share the lock;
-// writes, truncates and fallocate hold it exclusively. Writers are
-// serialized on purpose: whether a write must create the header, pad the
-// old last block or extend a block depends on the current file size, and a
-// partial block is read, merged and rewritten as a whole, so two writers
-// touching the same block or the end of file must not interleave. Writes to
-// disjoint full blocks could in principle run in parallel, but a single
-// large write already encrypts its blocks in parallel (contentenc) and the
-// kernel serializes buffered writes to one inode anyway (ext4 holds the
-// inode lock), so finer locking would add complexity for little gain.
+// reader/writer content lock, a block-range lock and the cached file ID.
+// Whether a write must create the header, pad the old last block or extend
+// a block depends on the current file size, and a partial block is read,
+// merged and rewritten as a whole, so two writers touching the same block
+// or the end of file must not interleave. Hence: operations that change
+// the size (truncate, fallocate, append, writes that create the header or
+// touch the block holding the end of file or anything after it) hold the
+// content lock exclusively; reads and writes that stay inside the file
+// hold it shared plus their blocks in the range lock (readers shared,
+// writers exclusively), so writers of disjoint blocks of one file run in
+// parallel and a read never sees a block half rewritten. With
+// SharedStorage every operation is serialized per inode (see shared.go).
 //
 // Errors wrap syscall.Errno values: EIO for corrupt ciphertext (a
 // *CorruptError, also matching contentenc's sentinel errors), the kernel's

@@ -77,12 +77,16 @@ type held struct {
 	spans [2]lockSpan
 	n     int  // spans held
 	rlock bool // the content lock is held shared
+	rslot int  // 1 + the slot of the block-range lock held; 0: none
 }
 
 // release drops the locks of h.
 func (f *File) release(h held) {
 	for i := range h.n {
 		f.ofdLock(unix.F_UNLCK, h.spans[i])
+	}
+	if h.rslot > 0 {
+		f.e.ranges.unlock(h.rslot - 1)
 	}
 	if h.rlock {
 		f.e.content.RUnlock()
@@ -92,11 +96,22 @@ func (f *File) release(h held) {
 }
 
 // sharedLock takes the locks for reading the plaintext range [off,
-// off+n) (n == 0: the whole file).
+// off+n) (n == 0: the whole file). Without SharedStorage that is the
+// content lock shared and the blocks of the range shared: writers of other
+// blocks go on, but no block is read while a writer of the same block
+// rewrites it. Holding the range is what keeps reads from seeing a torn
+// block: pwrite of a ciphertext block is not atomic against a concurrent
+// pread (blocks straddle pages, and buffered reads do not take the inode
+// lock that buffered writes take), so a reader could otherwise decrypt
+// half an old and half a new block and report corruption.
 func (f *File) sharedLock(off, n uint64) held {
 	if !f.opts.SharedStorage {
 		f.e.content.RLock()
-		return held{rlock: true}
+		r := blockRange{first: 0, last: math.MaxUint64}
+		if n > 0 {
+			r = blockRange{first: off / bs, last: (off + n - 1) / bs}
+		}
+		return held{rlock: true, rslot: 1 + f.e.ranges.lock(r)}
 	}
 	f.e.content.Lock()
 	h := held{spans: [2]lockSpan{wholeFile}, n: 1}
@@ -124,11 +139,29 @@ func (f *File) exclusiveLock() held {
 // n > 0. The range needed depends on the file size, which only the lock
 // makes stable: if the size changed in between so that more is needed,
 // the locks are dropped and the whole file is locked instead.
+//
+// Without SharedStorage, a write that stays inside the file (it neither
+// creates the header nor touches the block holding the end of file, see
+// writeSpan) holds the content lock shared and its blocks exclusively, so
+// writers of disjoint blocks run in parallel while two writers of one
+// block (each reading, merging and rewriting it) take turns. The decision
+// is safe under the shared content lock: every operation that changes the
+// size (truncate, append, fallocate, writes that extend the file or pad or
+// lengthen its last block, header creation) holds the content lock
+// exclusively, so the size seen here cannot change until the write is done,
+// and an inside write never changes it either.
 func (f *File) writeLock(off, n uint64) held {
-	f.e.content.Lock()
 	if !f.opts.SharedStorage {
+		f.e.content.RLock()
+		if _, whole := f.writeSpan(off, n); !whole {
+			r := blockRange{first: off / bs, last: (off + n - 1) / bs, excl: true}
+			return held{rlock: true, rslot: 1 + f.e.ranges.lock(r)}
+		}
+		f.e.content.RUnlock()
+		f.e.content.Lock()
 		return held{}
 	}
+	f.e.content.Lock()
 	span, whole := f.writeSpan(off, n)
 	if !whole {
 		f.ofdLock(unix.F_RDLCK, headerSpan)

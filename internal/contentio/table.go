@@ -73,10 +73,15 @@ type entry struct {
 	key  inodeKey
 	refs int // guarded by Table.mu
 
-	// content serializes access to the file contents: ReadAt, Size,
-	// SeekData/SeekHole and Verify share it; WriteAt, Truncate and
-	// Allocate hold it exclusively.
+	// content serializes size changes against everything else: ReadAt,
+	// Size, SeekData/SeekHole, Verify and writes inside the file share
+	// it; Truncate, Allocate, Append and writes that create the header or
+	// touch the last block or beyond hold it exclusively.
 	content sync.RWMutex
+	// ranges orders the holders of content shared by block: readers share
+	// their blocks, writers inside the file hold theirs exclusively (see
+	// File.writeLock and File.sharedLock).
+	ranges rangeLock
 
 	// idMu guards id and idOK. Writers change them while holding content
 	// exclusively; readers (holding content shared) may fill an empty cache

@@ -34,7 +34,9 @@ var zeroBlock [bs]byte
 // On error it returns the number of bytes of data completely written
 // before the failing chunk. A failure in the middle of a pwrite can leave
 // only the blocks of that chunk unreadable, never other blocks. Writes to
-// one inode are serialized (see the package comment). O_APPEND is the
+// disjoint blocks inside the file run in parallel; writes sharing a block,
+// and writes that change the size, are serialized (see the package
+// comment). O_APPEND is the
 // caller's business: use Append.
 func (f *File) WriteAt(data []byte, off int64) (int, error) {
 	if err := f.checkRange(off, len(data)); err != nil {
@@ -67,7 +69,9 @@ func (f *File) Append(data []byte) (off int64, n int, err error) {
 	return int64(ps), n, err
 }
 
-// writeLocked is WriteAt with the content lock held exclusively.
+// writeLocked is WriteAt with the content lock held exclusively, or held
+// shared together with the blocks of the write exclusively when the write
+// stays inside the file (File.writeLock).
 func (f *File) writeLocked(data []byte, off uint64) (int, error) {
 	done := 0
 	for done < len(data) {
@@ -83,7 +87,7 @@ func (f *File) writeLocked(data []byte, off uint64) (int, error) {
 }
 
 // writeChunk writes data (non-empty, touching at most chunkBlocks blocks)
-// at off, with the content lock held exclusively.
+// at off, with the locks of writeLocked held.
 func (f *File) writeChunk(data []byte, off uint64) error {
 	cs, ps, err := f.sizes()
 	if err != nil {
