@@ -25,6 +25,9 @@ import (
 type file struct {
 	cf         *contentio.File
 	appendMode bool
+	// direct is set for O_DIRECT opens, whose writes bypass the kernel's
+	// page cache (wbmtime.go).
+	direct bool
 	// unnamed is set on the handles of an O_TMPFILE file, which forget
 	// themselves there when released.
 	unnamed *unnamed
@@ -62,7 +65,7 @@ func (rn *RootNode) newFile(fd int, flags uint32) (*file, error) {
 		return nil, err
 	}
 	rn.openFiles.Add(1)
-	return &file{cf: cf, appendMode: flags&syscall.O_APPEND != 0 && !rn.args.Writeback}, nil
+	return &file{cf: cf, appendMode: flags&syscall.O_APPEND != 0 && !rn.args.Writeback, direct: flags&syscall.O_DIRECT != 0}, nil
 }
 
 func (rn *RootNode) openFlags() uint32 {
@@ -272,6 +275,25 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 	if err := rn.killPrivFd(ctx, f.cf.Fd(), false); err != nil {
 		return 0, n.toErrno("Write", err)
 	}
+	if rn.args.Writeback && !f.direct {
+		// A write-back from the page cache: keep the kernel's mtime.
+		ts, err := n.mtime.hold(f.cf.Fd())
+		if err != nil {
+			return 0, n.toErrno("Write", err)
+		}
+		defer n.mtime.mu.RUnlock()
+		nw, err := f.cf.WriteAt(data, off)
+		if nw > 0 {
+			err = errors.Join(err, restoreMtime(f.cf.Fd(), ts))
+		}
+		if err != nil {
+			return uint32(nw), n.toErrno("Write", err)
+		}
+		return uint32(nw), 0
+	}
+	if rn.args.Writeback {
+		defer n.mtime.forget()
+	}
 	var nw int
 	var err error
 	if f.appendMode {
@@ -363,6 +385,9 @@ func (n *Node) Allocate(ctx context.Context, fh fs.FileHandle, off uint64, size 
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Allocate", &errno)
 	rn.enter("Allocate")
+	if rn.args.Writeback {
+		defer n.mtime.forget() // the backing mtime is now the one to keep
+	}
 	f, ok := fh.(*file)
 	if !ok {
 		return syscall.EBADF

@@ -28,6 +28,9 @@ type Node struct {
 	stamp atomic.Pointer[cacheStamp]
 	// unnamed is set for a file made with O_TMPFILE (see tmpfile.go).
 	unnamed *unnamed
+	// mtime keeps the backing mtime at the kernel's under the writeback
+	// cache (wbmtime.go).
+	mtime mtimeKeeper
 }
 
 // relPath returns the plaintext path of n relative to the root. A node that

@@ -400,3 +400,48 @@ func TestWritebackKeepCache(t *testing.T) {
 		t.Fatal("changed file read from the stale page cache")
 	}
 }
+
+// TestWritebackMtimeKept: under the writeback cache the kernel sets a
+// file's mtime at write(2) time and sends it later, while its page-cache
+// WRITEs may still be arriving; each of their pwrites would move the
+// backing mtime past the one the mount showed. After the file is closed,
+// a second mount of the CIPHERDIR (what the next mount or the reference
+// sees) must show the same mtime as the first did, for files written in
+// many pieces, rewritten and extended.
+func TestWritebackMtimeKept(t *testing.T) {
+	tf := mountFS(t, writebackCfg)
+	piece := make([]byte, 3000)
+	want := map[string]unix.Timespec{}
+	for i := range 12 {
+		name := fmt.Sprintf("f%d", i)
+		p := tf.path(name)
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range 40 * (i + 1) {
+			piece[0] = byte(j)
+			if _, err := f.WriteAt(piece, int64(j*len(piece)+i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		want[name] = st.Mtim
+	}
+	other := mountExisting(t, testConfig{}, tf.cipher, false)
+	for name, ts := range want {
+		var st unix.Stat_t
+		if err := unix.Stat(other.path(name), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Mtim != ts {
+			t.Errorf("%s: mtime %v through a second mount, the mount showed %v", name, st.Mtim, ts)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package fusefrontend
+
+import (
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/syscallcompat"
+)
+
+// mtimeKeeper keeps a regular file's backing modification time equal to
+// the kernel's under the writeback cache.
+//
+// With the writeback cache the kernel owns a cached file's mtime: it sets
+// it at write(2) time and later sends it in a SETATTR (when it writes the
+// inode back: on close, fsync, eviction). The data reaches the filesystem
+// separately, as WRITE requests from the page cache, which the kernel may
+// still be sending when (or after) its SETATTR with the mtime arrives, so
+// each pwrite of the backing file would move the backing mtime past the
+// kernel's. The view stays right while the inode is cached, but the next
+// mount, another implementation or a backup tool would see a different
+// mtime than the one shown before. So page-cache WRITEs put back the
+// mtime last set by the kernel (or, before any, the one they found), and
+// a SETATTR that sets times excludes them while it runs.
+//
+// Writes on O_DIRECT handles are not from the page cache: the kernel does
+// not set their mtime, it asks the filesystem afterwards. They keep the
+// mtime their pwrite gave and make the keeper read it afresh next time.
+type mtimeKeeper struct {
+	mu    sync.RWMutex
+	ts    unix.Timespec
+	valid bool
+}
+
+// hold returns the mtime a page-cache write on fd must leave behind, with
+// m.mu read-locked; the caller unlocks it once its write is done.
+func (m *mtimeKeeper) hold(fd int) (unix.Timespec, error) {
+	for {
+		m.mu.RLock()
+		if m.valid {
+			return m.ts, nil
+		}
+		m.mu.RUnlock()
+		m.mu.Lock()
+		if !m.valid {
+			var st unix.Stat_t
+			if err := syscallcompat.Fstat(fd, &st); err != nil {
+				m.mu.Unlock()
+				return unix.Timespec{}, err
+			}
+			m.ts, m.valid = st.Mtim, true
+		}
+		m.mu.Unlock()
+	}
+}
+
+// restore sets fd's mtime back to ts, leaving its atime alone.
+func restoreMtime(fd int, ts unix.Timespec) error {
+	return syscallcompat.FutimesNano(fd, [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, ts})
+}
+
+// forget makes the next page-cache write read the backing mtime again
+// (after a change the kernel did not time itself).
+func (m *mtimeKeeper) forget() {
+	m.mu.Lock()
+	m.valid = false
+	m.mu.Unlock()
+}
