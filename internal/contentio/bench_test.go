@@ -143,40 +143,61 @@ func TestAllocs(t *testing.T) {
 	}
 }
 
-// BenchmarkParallelWriteAt overwrites 16 MiB inside one file with 128 KiB
+// BenchmarkParallelWriteAt writes 16 MiB of one file with 128 KiB
 // requests, split among 1 or 4 goroutines that each own a disjoint region
-// (the "4 writers / 1 writer" row of benchmark.bash without FUSE). With
-// block-range locks the writers proceed in parallel; run with -cpu 1,2 to
-// see what the cores give.
+// (the "4 writers / 1 writer" row of benchmark.bash without FUSE): inside
+// an existing file (overwrite) and into an empty one that the writers
+// extend (extend). With block-range locks and size reservations the
+// writers proceed in parallel; run with -cpu 1,2 to see what the cores
+// give.
 func BenchmarkParallelWriteAt(b *testing.B) {
 	const total, req = 16 * mib, 128 << 10
-	for _, writers := range []int{1, 4} {
-		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
-			f, _ := newFile(b, newCE(b, cryptocore.AESGCM), Options{})
-			// Fill the file first (one extra block), so that the
-			// measured writes all stay inside it.
-			if _, err := f.WriteAt(make([]byte, total+bs), 0); err != nil {
-				b.Fatal(err)
-			}
-			region := total / writers
-			b.SetBytes(total)
-			b.ReportAllocs()
-			for b.Loop() {
-				var wg sync.WaitGroup
-				errs := make([]error, writers)
-				for g := range writers {
-					wg.Go(func() {
-						data := make([]byte, req)
-						for off := g * region; off < (g+1)*region && errs[g] == nil; off += req {
-							_, errs[g] = f.WriteAt(data, int64(off))
-						}
-					})
+	for _, extend := range []bool{false, true} {
+		for _, writers := range []int{1, 4} {
+			name := fmt.Sprintf("%s/writers=%d", map[bool]string{false: "overwrite", true: "extend"}[extend], writers)
+			b.Run(name, func(b *testing.B) {
+				f, _ := newFile(b, newCE(b, cryptocore.AESGCM), Options{})
+				// Overwrite: fill the file first (one extra block),
+				// so that the measured writes all stay inside it.
+				fill := total + bs
+				if extend {
+					fill = 1 // only the header and one byte survive
 				}
-				wg.Wait()
-				if err := errors.Join(errs...); err != nil {
-					b.Fatal(err)
+				region := total / writers
+				exclusive := 0
+				b.SetBytes(total)
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					if err := f.Truncate(0); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := f.WriteAt(make([]byte, fill), 0); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					tokens := f.e.ext.tokens
+					var wg sync.WaitGroup
+					errs := make([]error, writers)
+					for g := range writers {
+						wg.Go(func() {
+							data := make([]byte, req)
+							for off := g * region; off < (g+1)*region && errs[g] == nil; off += req {
+								_, errs[g] = f.WriteAt(data, int64(off))
+							}
+						})
+					}
+					wg.Wait()
+					if err := errors.Join(errs...); err != nil {
+						b.Fatal(err)
+					}
+					// Writes that did not run in parallel (took the
+					// file exclusively): load-independent, unlike the
+					// wall time on a busy machine.
+					exclusive += total/req - int(f.e.ext.tokens-tokens)
 				}
-			}
-		})
+				b.ReportMetric(float64(exclusive)/float64(b.N), "exclusive-writes/op")
+			})
+		}
 	}
 }

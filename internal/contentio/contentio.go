@@ -18,12 +18,12 @@
 // a block depends on the current file size, and a partial block is read,
 // merged and rewritten as a whole, so two writers touching the same block
 // or the end of file must not interleave. Hence: operations that change
-// the size (truncate, fallocate, append, writes that create the header or
-// touch the block holding the end of file or anything after it) hold the
-// content lock exclusively; reads and writes that stay inside the file
+// the size on their own terms (truncate, fallocate, append, writes that
+// create the header) hold the content lock exclusively; reads and writes
 // hold it shared plus their blocks in the range lock (readers shared,
 // writers exclusively), so writers of disjoint blocks of one file run in
-// parallel and a read never sees a block half rewritten. With
+// parallel and a read never sees a block half rewritten. Writers past the
+// end of file agree on the size through reservations (extend.go). With
 // SharedStorage every operation is serialized per inode (see shared.go).
 //
 // Errors wrap syscall.Errno values: EIO for corrupt ciphertext (a

@@ -78,6 +78,9 @@ type held struct {
 	n     int  // spans held
 	rlock bool // the content lock is held shared
 	rslot int  // 1 + the slot of the block-range lock held; 0: none
+	// ext is the token of a writer's size reservation (extend.go), 0 for
+	// none; the writer ends it itself, since it depends on the outcome.
+	ext uint64
 }
 
 // release drops the locks of h.
@@ -136,26 +139,25 @@ func (f *File) exclusiveLock() held {
 }
 
 // writeLock takes the locks for writing the plaintext range [off, off+n),
-// n > 0. The range needed depends on the file size, which only the lock
-// makes stable: if the size changed in between so that more is needed,
-// the locks are dropped and the whole file is locked instead.
+// n > 0.
 //
-// Without SharedStorage, a write that stays inside the file (it neither
-// creates the header nor touches the block holding the end of file, see
-// writeSpan) holds the content lock shared and its blocks exclusively, so
-// writers of disjoint blocks run in parallel while two writers of one
-// block (each reading, merging and rewriting it) take turns. The decision
-// is safe under the shared content lock: every operation that changes the
-// size (truncate, append, fallocate, writes that extend the file or pad or
-// lengthen its last block, header creation) holds the content lock
-// exclusively, so the size seen here cannot change until the write is done,
-// and an inside write never changes it either.
+// Without SharedStorage, a write holds the content lock shared, reserves
+// its range in the file size (extend.go) and holds its blocks exclusively,
+// so that writers of disjoint blocks run in parallel, whether inside the
+// file or past its end, while two writers of one block (each reading,
+// merging and rewriting it) take turns. Writes that create the header or
+// that would have to pad a block they do not cover hold the content lock
+// exclusively, like every other size change (truncate, append, fallocate).
+//
+// With SharedStorage, the range needed depends on the file size, which
+// only the lock makes stable: if the size changed in between so that more
+// is needed, the locks are dropped and the whole file is locked instead.
 func (f *File) writeLock(off, n uint64) held {
 	if !f.opts.SharedStorage {
 		f.e.content.RLock()
-		if _, whole := f.writeSpan(off, n); !whole {
+		if tok, ok := f.reserve(off, off+n); ok {
 			r := blockRange{first: off / bs, last: (off + n - 1) / bs, excl: true}
-			return held{rlock: true, rslot: 1 + f.e.ranges.lock(r)}
+			return held{rlock: true, rslot: 1 + f.e.ranges.lock(r), ext: tok}
 		}
 		f.e.content.RUnlock()
 		f.e.content.Lock()

@@ -75,13 +75,16 @@ type entry struct {
 
 	// content serializes size changes against everything else: ReadAt,
 	// Size, SeekData/SeekHole, Verify and writes inside the file share
-	// it; Truncate, Allocate, Append and writes that create the header or
-	// touch the last block or beyond hold it exclusively.
+	// it, as do writes (extend.go); Truncate, Allocate, Append and writes
+	// that create the header or must pad a block they do not cover hold it
+	// exclusively.
 	content sync.RWMutex
 	// ranges orders the holders of content shared by block: readers share
 	// their blocks, writers inside the file hold theirs exclusively (see
 	// File.writeLock and File.sharedLock).
 	ranges rangeLock
+	// ext is the size reservation of the writers holding content shared.
+	ext extension
 
 	// idMu guards id and idOK. Writers change them while holding content
 	// exclusively; readers (holding content shared) may fill an empty cache

@@ -34,10 +34,10 @@ var zeroBlock [bs]byte
 // On error it returns the number of bytes of data completely written
 // before the failing chunk. A failure in the middle of a pwrite can leave
 // only the blocks of that chunk unreadable, never other blocks. Writes to
-// disjoint blocks inside the file run in parallel; writes sharing a block,
-// and writes that change the size, are serialized (see the package
-// comment). O_APPEND is the
-// caller's business: use Append.
+// disjoint blocks run in parallel, also past the end of file (extend.go);
+// writes sharing a block are serialized, and so are the rare writes that
+// create the header or must pad a block they do not cover (see the package
+// comment). O_APPEND is the caller's business: use Append.
 func (f *File) WriteAt(data []byte, off int64) (int, error) {
 	if err := f.checkRange(off, len(data)); err != nil {
 		return 0, err
@@ -45,8 +45,13 @@ func (f *File) WriteAt(data []byte, off int64) (int, error) {
 	if len(data) == 0 {
 		return 0, nil
 	}
-	defer f.release(f.writeLock(uint64(off), uint64(len(data))))
-	return f.writeLocked(data, uint64(off))
+	h := f.writeLock(uint64(off), uint64(len(data)))
+	n, err := f.writeLocked(data, uint64(off), h)
+	if h.ext != 0 {
+		f.e.ext.leave(h.ext, err == nil)
+	}
+	f.release(h)
+	return n, err
 }
 
 // Append writes data at the current end of file, atomically with respect
@@ -65,20 +70,34 @@ func (f *File) Append(data []byte) (off int64, n int, err error) {
 	if err := f.checkRange(int64(ps), len(data)); err != nil {
 		return int64(ps), 0, err
 	}
-	n, err = f.writeLocked(data, ps)
+	n, err = f.writeLocked(data, ps, held{})
 	return int64(ps), n, err
 }
 
-// writeLocked is WriteAt with the content lock held exclusively, or held
-// shared together with the blocks of the write exclusively when the write
-// stays inside the file (File.writeLock).
-func (f *File) writeLocked(data []byte, off uint64) (int, error) {
+// writeLocked is WriteAt with the locks of writeLock (or the content lock
+// held exclusively) in h.
+func (f *File) writeLocked(data []byte, off uint64, h held) (int, error) {
+	var id [contentenc.FileIDLen]byte
+	if h.ext != 0 {
+		var err error
+		if id, err = f.fileID(true); err != nil {
+			return 0, err
+		}
+	}
 	done := 0
 	for done < len(data) {
 		pos := off + uint64(done)
 		limit := (pos/bs + chunkBlocks) * bs
 		n := int(min(uint64(len(data)-done), limit-pos))
-		if err := f.writeChunk(data[done:done+n], pos); err != nil {
+		var err error
+		if h.ext != 0 {
+			// The logical size of this moment (extend.go); the file
+			// has a header, and the size is at least the end of data.
+			err = f.mergeChunk(data[done:done+n], pos, f.e.ext.size.Load(), id, false)
+		} else {
+			err = f.writeChunk(data[done:done+n], pos)
+		}
+		if err != nil {
 			return done, err
 		}
 		done += n
@@ -87,7 +106,8 @@ func (f *File) writeLocked(data []byte, off uint64) (int, error) {
 }
 
 // writeChunk writes data (non-empty, touching at most chunkBlocks blocks)
-// at off, with the locks of writeLocked held.
+// at off, with the content lock held exclusively: it creates the header of
+// an empty file and pads the old last block, as needed.
 func (f *File) writeChunk(data []byte, off uint64) error {
 	cs, ps, err := f.sizes()
 	if err != nil {
@@ -106,15 +126,13 @@ func (f *File) writeChunk(data []byte, off uint64) error {
 	}
 
 	first := off / bs
-	end := off + uint64(len(data))
-	last := (end - 1) / bs
-	nb := last - first + 1
 	if ps%bs != 0 && first > ps/bs {
 		// Writing past the block that holds the end of file: pad that
 		// block to full length. Reserve the space of the write itself
 		// first, so that a full disk fails it before the padding changes
 		// the file. The recursive call stays within one block, so it does
 		// not come back here.
+		nb := (off+uint64(len(data))-1)/bs - first + 1
 		if err := f.prealloc(f.ce.BlockNoToCipherOff(first), nb*f.cbs); err != nil {
 			return err
 		}
@@ -123,54 +141,68 @@ func (f *File) writeChunk(data []byte, off uint64) error {
 		}
 		ps += bs - ps%bs
 	}
+	return f.mergeChunk(data, off, max(ps, off+uint64(len(data))), id, newHeader)
+}
 
-	head := off - first*bs    // plaintext before data in the first block
-	dataEnd := end - first*bs // where data ends, relative to the first block
+// mergeChunk writes data (non-empty, at most chunkBlocks blocks) at off
+// into a file whose plaintext size is ps once the write is done (ps >= off
+// + len(data); the block holding the old end of file is full or among the
+// blocks written). The bytes of the touched blocks below ps that data does
+// not cover keep their old contents; those not on disk (holes, or beyond
+// the backing file's end while another writer's reservation makes the
+// file this long) are written as zeros.
+func (f *File) mergeChunk(data []byte, off, ps uint64, id [contentenc.FileIDLen]byte, newHeader bool) error {
+	first := off / bs
+	end := off + uint64(len(data))
+	last := (end - 1) / bs
+	nb := last - first + 1
+	head := off - first*bs // plaintext before data in the first block
 
 	cbuf := f.ce.GetCBuf()
 	defer f.ce.PutCBuf(cbuf)
-	firstOld := oldLen(ps, first)
-	needFirst := firstOld > 0 && (head > 0 || (nb == 1 && dataEnd < firstOld))
-	needLast := nb > 1 && oldLen(ps, last) > end-last*bs
-	if head == 0 && !needFirst && !needLast {
-		// Whole blocks, or a tail that ends at or beyond the old end of
-		// file: nothing old to merge, so encrypt data itself without
-		// copying it first.
+	lastLen := oldLen(ps, last)
+	// Old bytes are needed before data in the first block and after it in
+	// the last one; a new file has none.
+	readLast := !newHeader && lastLen > end-last*bs && (nb > 1 || head == 0)
+	if head == 0 && !readLast {
+		// Whole blocks, or a tail that ends at the end of file: nothing
+		// old to merge, so encrypt data itself without copying it first.
 		return f.writeBlocks(data, first, id, newHeader, *cbuf)
 	}
 
 	pbuf := f.ce.GetPBuf()
 	defer f.ce.PutPBuf(pbuf)
 	plain := (*pbuf)[:nb*bs]
-	plainLen := dataEnd
-
-	// Old first block: needed for the bytes before data and, if the write
-	// ends in the same block, after it.
-	if needFirst {
-		old, err := f.readBlock(plain[:0], first, id, *cbuf)
-		if err != nil {
+	if head > 0 {
+		// The whole first block, so that a write ending in it keeps the
+		// bytes after data too.
+		if newHeader {
+			clear(plain[:head])
+		} else if err := f.readBlockPadded(plain[:0], first, oldLen(ps, first), id, *cbuf); err != nil {
 			return err
 		}
-		firstOld = uint64(len(old))
-		if nb == 1 {
-			plainLen = max(plainLen, firstOld)
-		}
-	} else {
-		firstOld = 0
 	}
-	if firstOld < head {
-		clear(plain[firstOld:head])
-	}
-	// Old last block, if different: needed for the bytes after data.
-	if needLast {
-		old, err := f.readBlock(plain[:(nb-1)*bs], last, id, *cbuf)
-		if err != nil {
+	if readLast {
+		if err := f.readBlockPadded(plain[:(nb-1)*bs], last, lastLen, id, *cbuf); err != nil {
 			return err
 		}
-		plainLen = max(plainLen, uint64(len(old)))
 	}
 	copy(plain[head:], data)
-	return f.writeBlocks(plain[:plainLen], first, id, newHeader, *cbuf)
+	return f.writeBlocks(plain[:(nb-1)*bs+lastLen], first, id, newHeader, *cbuf)
+}
+
+// readBlockPadded reads block blockNo, whose plaintext is want bytes long
+// in the file being written, into the spare capacity of dst, and fills
+// what the disk does not hold up to want with zeros.
+func (f *File) readBlockPadded(dst []byte, blockNo, want uint64, id [contentenc.FileIDLen]byte, scratch []byte) error {
+	old, err := f.readBlock(dst, blockNo, id, scratch)
+	if err != nil {
+		return err
+	}
+	if got := uint64(len(old) - len(dst)); got < want {
+		clear(old[len(old) : len(dst)+int(want)])
+	}
+	return nil
 }
 
 // oldLen returns how many plaintext bytes block blockNo holds in a file of

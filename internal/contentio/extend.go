@@ -1,0 +1,116 @@
+package contentio
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"gocryptfs/internal/contentenc"
+)
+
+// Writers past the end of file run in parallel (without SharedStorage):
+// several processes (or the kernel's write-back of several regions) filling
+// disjoint regions of a file that grows do not wait for each other. They
+// hold the content lock shared and their blocks in the range lock, like
+// writes inside the file, and agree on the file size through an extension
+// record in the inode's entry:
+//
+//   - each one reserves its range on entry: the logical size is the largest
+//     end reserved (or the backing file's size when nobody is writing), and
+//     every block before the one holding it must end up a full block;
+//   - when it writes (holding its blocks), a writer takes the logical size
+//     of that moment as the old size: a block below the logical end block
+//     is written full, the bytes that are neither its data nor already on
+//     disk reading as zeros, and the logical end block as long as the size
+//     says. Whoever writes a block last leaves it right, in whatever order
+//     the writers get their blocks; a block that another reserved writer
+//     still has to write reads as zeros (a hole) until then, as on a local
+//     filesystem;
+//   - the old end block may hold a partial block. A writer that starts
+//     after it would have to pad it while its owner may still be writing
+//     it, so such writers (rare: writes that follow an unaligned end with a
+//     gap) take the file exclusively as before. A writer that covers it
+//     and grows the file leaves it full; until then it is "unsettled", and
+//     writers starting after it take the file exclusively too, since
+//     writing beyond it would make a partial block a middle block, which
+//     does not authenticate as a full one.
+//
+// A writer that fails after others reserved space behind it leaves zeros
+// where its data would have gone, below their end: the size is the largest
+// end reserved, as if it had written zeros.
+type extension struct {
+	mu sync.Mutex
+	// active counts the reserved writers. While it is 0, size is stale and
+	// the next writer takes the backing file's size.
+	active int
+	// size is the logical plaintext size: read without mu by writers that
+	// hold their blocks, raised under mu.
+	size atomic.Uint64
+	// unsettled is 1 + the number of a partial block that is no longer the
+	// end block and that the writer with token settler rewrites full; 0:
+	// none.
+	unsettled uint64
+	settler   uint64
+	// tokens numbers the reservations.
+	tokens uint64
+}
+
+// reserve registers a writer of the plaintext range [off, end), end > off,
+// that holds the content lock shared. It returns the writer's token, or
+// ok=false if the writer must take the file exclusively instead (see
+// above; also when the file has no header yet, or a size check fails).
+func (f *File) reserve(off, end uint64) (tok uint64, ok bool) {
+	x := &f.e.ext
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.active == 0 {
+		// Sampled under mu: a writer that left just now may have grown
+		// the file.
+		cs, err := fstatSize(f.fd)
+		if err != nil || cs <= contentenc.HeaderLen {
+			return 0, false
+		}
+		x.size.Store(f.ce.CipherSizeToPlainSize(cs))
+		x.unsettled = 0
+	}
+	s := x.size.Load()
+	first := off / bs
+	if x.unsettled != 0 && first >= x.unsettled {
+		return 0, false
+	}
+	newUnsettled := false
+	if s%bs != 0 {
+		tail := s / bs
+		if first > tail {
+			return 0, false
+		}
+		if end >= (tail+1)*bs {
+			// The partial end block becomes a middle block.
+			if x.unsettled != 0 {
+				return 0, false
+			}
+			newUnsettled = true
+		}
+	}
+	x.tokens++
+	tok = x.tokens
+	if newUnsettled {
+		x.unsettled, x.settler = s/bs+1, tok
+	}
+	if end > s {
+		x.size.Store(end)
+	}
+	x.active++
+	return tok, true
+}
+
+// leave ends the reservation tok after its write. A settler that failed
+// may have left its block partial, so it stays unsettled until the writers
+// have drained and the next one looks at the backing file again.
+func (x *extension) leave(tok uint64, ok bool) {
+	x.mu.Lock()
+	x.active--
+	if ok && x.settler == tok {
+		x.unsettled, x.settler = 0, 0
+	}
+	x.mu.Unlock()
+}

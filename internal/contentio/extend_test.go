@@ -1,0 +1,148 @@
+package contentio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"gocryptfs/internal/cryptocore"
+)
+
+// TestParallelExtendingWrites lets goroutines write disjoint regions of a
+// file past its end at once, in random order, with unaligned starts, ends
+// and gaps, and compares the result with a plain-file model: the data
+// where written, zeros in the gaps, the largest end as the size, every
+// block authenticating. Run it with -race too.
+func TestParallelExtendingWrites(t *testing.T) {
+	ce := newCE(t, cryptocore.AESGCM)
+	for round := range envInt("CONTENTIO_EXTEND_ROUNDS", 40) {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(round), 10))
+			f, _ := newFile(t, ce, Options{NoPrealloc: round%2 == 1})
+			// An existing start, sometimes ending inside a block.
+			start := uint64(rng.IntN(3*bs) + 1)
+			model := pattern(int(start), byte(round))
+			if _, err := f.WriteAt(model, 0); err != nil {
+				t.Fatal(err)
+			}
+			// Regions: some block-aligned (what the kernel's write-back
+			// sends), some not; each goroutine writes its region in
+			// pieces, in order, the goroutines in random order.
+			type piece struct {
+				off  uint64
+				data []byte
+			}
+			const writers = 4
+			work := make([][]piece, writers)
+			pos := start
+			if round%3 == 0 {
+				pos = (pos + bs - 1) / bs * bs
+			}
+			var end uint64
+			for g := range writers {
+				gap := uint64(rng.IntN(2 * bs))
+				if round%3 == 0 {
+					gap = gap / bs * bs
+				}
+				pos += gap
+				n := uint64(rng.IntN(6*bs) + 1)
+				if round%3 == 0 {
+					n = (n + bs - 1) / bs * bs
+				}
+				data := pattern(int(n), byte(16*round+g+1))
+				for o := uint64(0); o < n; {
+					k := min(n-o, uint64(rng.IntN(3*bs)+1))
+					work[g] = append(work[g], piece{pos + o, data[o : o+k]})
+					o += k
+				}
+				end = pos + n
+				if uint64(len(model)) < end {
+					model = append(model, make([]byte, end-uint64(len(model)))...)
+				}
+				copy(model[pos:], data)
+				pos = end
+			}
+			rng.Shuffle(writers, func(i, j int) { work[i], work[j] = work[j], work[i] })
+			var wg sync.WaitGroup
+			errs := make([]error, writers)
+			for g := range writers {
+				wg.Go(func() {
+					for _, p := range work[g] {
+						if _, err := f.WriteAt(p.data, int64(p.off)); err != nil {
+							errs[g] = err
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Verify(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			got := readAll(t, f)
+			if !bytes.Equal(got, model) {
+				t.Fatalf("content differs from the model (size %d, want %d)", len(got), len(model))
+			}
+		})
+	}
+}
+
+// TestReadDuringExtendingWrites reads a growing file while writers extend
+// it in parallel: no read may fail authentication (a partial block must
+// never be followed by a written one).
+func TestReadDuringExtendingWrites(t *testing.T) {
+	ce := newCE(t, cryptocore.AESGCM)
+	f, _ := newFile(t, ce, Options{NoPrealloc: true})
+	if _, err := f.WriteAt([]byte("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	const writers, per = 4, 40
+	var wg sync.WaitGroup
+	errs := make([]error, writers+1)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	for g := range writers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			for i := range per {
+				// Unaligned pieces at interleaved offsets.
+				off := uint64((i*writers+g)*bs + rng.IntN(bs))
+				if _, err := f.WriteAt(pattern(rng.IntN(bs)+1, byte(g)), int64(off)); err != nil {
+					errs[g] = err
+					return
+				}
+			}
+		})
+	}
+	go func() {
+		defer close(stopped)
+		buf := make([]byte, 64*bs)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+				errs[writers] = err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	<-stopped
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
