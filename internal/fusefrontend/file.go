@@ -56,10 +56,10 @@ func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error)
 	return rn.openWriteOnly(dirfd, cName, bflags, err)
 }
 
-// newFile wraps a backing fd in a file handle and counts it as open. On
-// error fd is closed.
-func (rn *RootNode) newFile(fd int, flags uint32) (*file, error) {
-	cf, err := contentio.Open(rn.table, rn.ce, fd, contentio.Options{NoPrealloc: rn.args.NoPrealloc, SharedStorage: rn.args.SharedStorage, Logger: rn.log})
+// newFile wraps a backing fd in a file handle and counts it as open; st,
+// unless nil, receives the fd's attributes. On error fd is closed.
+func (rn *RootNode) newFile(fd int, flags uint32, st *unix.Stat_t) (*file, error) {
+	cf, err := contentio.OpenStat(rn.table, rn.ce, fd, contentio.Options{NoPrealloc: rn.args.NoPrealloc, SharedStorage: rn.args.SharedStorage, Logger: rn.log}, st)
 	if err != nil {
 		syscallcompat.Close(fd)
 		return nil, err
@@ -114,7 +114,7 @@ func (n *Node) open(flags int) (*file, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := rn.newFile(fd, uint32(flags))
+	f, err := rn.newFile(fd, uint32(flags), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -136,16 +136,19 @@ func (rn *RootNode) releaseFile(f *file) error {
 	return f.cf.Close()
 }
 
-// statNewHandle fills out with the attributes of a just opened handle;
-// on error the handle is released.
-func (rn *RootNode) statNewHandle(f *file, out *fuse.EntryOut) (*unix.Stat_t, error) {
-	var st unix.Stat_t
-	if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
-		rn.releaseFile(f)
-		return nil, err
+// statNewHandle fills out with the attributes of a just opened handle:
+// st if it holds them (taken by newFile, nothing changed since), else a
+// fresh fstat; on error the handle is released.
+func (rn *RootNode) statNewHandle(f *file, out *fuse.EntryOut, st *unix.Stat_t) (*unix.Stat_t, error) {
+	if st == nil {
+		st = new(unix.Stat_t)
+		if err := syscallcompat.Fstat(f.cf.Fd(), st); err != nil {
+			rn.releaseFile(f)
+			return nil, err
+		}
 	}
-	rn.fillAttr(&st, -1, "", &out.Attr)
-	return &st, nil
+	rn.fillAttr(st, -1, "", &out.Attr)
+	return st, nil
 }
 
 var _ = (fs.NodeCreater)((*Node)(nil))
@@ -215,7 +218,10 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		}
 		return nil, nil, err
 	}
-	f, err := rn.newFile(fd, uint32(flags))
+	// One fstat serves the open and the reply, unless O_TRUNC changed the
+	// file in between.
+	st := new(unix.Stat_t)
+	f, err := rn.newFile(fd, uint32(flags), st)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -228,8 +234,9 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 			rn.releaseFile(f)
 			return nil, nil, err
 		}
+		st = nil
 	}
-	st, err := rn.statNewHandle(f, out)
+	st, err = rn.statNewHandle(f, out, st)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -281,11 +288,8 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 		if err != nil {
 			return 0, n.toErrno("Write", err)
 		}
-		defer n.mtime.mu.RUnlock()
 		nw, err := f.cf.WriteAt(data, off)
-		if nw > 0 {
-			err = errors.Join(err, restoreMtime(f.cf.Fd(), ts))
-		}
+		err = errors.Join(err, n.mtime.done(f.cf.Fd(), ts, nw > 0))
 		if err != nil {
 			return uint32(nw), n.toErrno("Write", err)
 		}

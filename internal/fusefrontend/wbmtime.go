@@ -2,6 +2,7 @@ package fusefrontend
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -21,7 +22,10 @@ import (
 // mount, another implementation or a backup tool would see a different
 // mtime than the one shown before. So page-cache WRITEs put back the
 // mtime last set by the kernel (or, before any, the one they found), and
-// a SETATTR that sets times excludes them while it runs.
+// a SETATTR that sets times excludes them while it runs. Only the last of
+// the page-cache writes in flight on an inode puts it back: the kernel
+// sends write-back in parallel requests, and one futimens after the last
+// pwrite leaves the same mtime as one after each.
 //
 // Writes on O_DIRECT handles are not from the page cache: the kernel does
 // not set their mtime, it asks the filesystem afterwards. They keep the
@@ -30,14 +34,21 @@ type mtimeKeeper struct {
 	mu    sync.RWMutex
 	ts    unix.Timespec
 	valid bool
+	// writers counts the page-cache writes between hold and done; dirty
+	// is set by those that wrote something and cleared by the one that
+	// restores the mtime after them.
+	writers atomic.Int32
+	dirty   atomic.Bool
 }
 
 // hold returns the mtime a page-cache write on fd must leave behind, with
-// m.mu read-locked; the caller unlocks it once its write is done.
+// m.mu read-locked and the write counted; the caller calls done once its
+// write is over.
 func (m *mtimeKeeper) hold(fd int) (unix.Timespec, error) {
 	for {
 		m.mu.RLock()
 		if m.valid {
+			m.writers.Add(1)
 			return m.ts, nil
 		}
 		m.mu.RUnlock()
@@ -52,6 +63,22 @@ func (m *mtimeKeeper) hold(fd int) (unix.Timespec, error) {
 		}
 		m.mu.Unlock()
 	}
+}
+
+// done ends a page-cache write started with hold, which wrote something
+// if wrote is set. The last write in flight puts back ts if any of them
+// wrote: each sets dirty after its pwrite and before leaving, and the one
+// that brings the count to 0 takes dirty, so a restore follows every
+// pwrite (a write that starts meanwhile restores again when it ends).
+func (m *mtimeKeeper) done(fd int, ts unix.Timespec, wrote bool) error {
+	defer m.mu.RUnlock()
+	if wrote {
+		m.dirty.Store(true)
+	}
+	if m.writers.Add(-1) == 0 && m.dirty.Swap(false) {
+		return restoreMtime(fd, ts)
+	}
+	return nil
 }
 
 // restore sets fd's mtime back to ts, leaving its atime alone.
