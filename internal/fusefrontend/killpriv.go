@@ -40,10 +40,10 @@ func killedMode(mode uint32, inGroup func() bool) uint32 {
 // may have dropped it); an unknown process (pid 0: kernel writeback, or
 // another pid namespace) counts as privileged.
 func keepsSetid(ctx context.Context) bool {
-	c, ok := fuse.FromContext(ctx)
-	if !ok || c.Pid == 0 {
+	if noCaller(ctx) {
 		return true
 	}
+	c, _ := fuse.FromContext(ctx)
 	if c.Uid != 0 {
 		return false
 	}
@@ -57,11 +57,21 @@ func keepsSetid(ctx context.Context) bool {
 	return keeps
 }
 
+// noCaller reports whether ctx carries no process (pid 0): the kernel's
+// write-back of its page cache (FUSE_WRITE_CACHE WRITEs are sent without
+// credentials), which keepsSetid counts as privileged. Checked before the
+// fstat, which such a write never needs: the kernel clears the bits itself
+// at write(2) time (or writes through with FUSE_WRITE_KILL_SUIDGID).
+func noCaller(ctx context.Context) bool {
+	c, ok := fuse.FromContext(ctx)
+	return !ok || c.Pid == 0
+}
+
 // killPrivFd clears the set-id bits a write or truncate by a caller
 // without CAP_FSETID clears (killedMode) on the open backing file fd;
 // force: the kernel already decided so (FATTR_KILL_SUIDGID).
 func (rn *RootNode) killPrivFd(ctx context.Context, fd int, force bool) error {
-	if !rn.asRoot {
+	if !rn.asRoot || !force && noCaller(ctx) {
 		return nil
 	}
 	var st unix.Stat_t
