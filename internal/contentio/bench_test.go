@@ -130,6 +130,11 @@ func TestAllocs(t *testing.T) {
 				{"ReadAt unaligned", func() { f.ReadAt(data, 100) }},
 				{"WriteAt 4KiB unaligned", func() { f.WriteAt(data[:bs], 5000) }},
 				{"ReadAt 4KiB unaligned", func() { f.ReadAt(data[:bs], 5000) }},
+				// Past the end of file: the size reservation path.
+				{"WriteAt extending", func() {
+					size, _ := f.Size()
+					f.WriteAt(data[:128<<10], int64(size))
+				}},
 			}
 			for _, tc := range tests {
 				tc.fn() // reach steady state: file exists, pools filled

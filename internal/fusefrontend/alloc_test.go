@@ -40,7 +40,7 @@ func TestAllocsReadWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := rn.newFile(fd, unix.O_RDWR)
+	f, err := rn.newFile(fd, unix.O_RDWR, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +62,15 @@ func TestAllocsReadWrite(t *testing.T) {
 		}},
 		{"Write unaligned", func() {
 			if _, errno := rn.Node.Write(ctx, f, data, 100); errno != 0 {
+				t.Fatal(errno)
+			}
+		}},
+		{"Write extending", func() {
+			size, err := f.cf.Size()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, errno := rn.Node.Write(ctx, f, data, int64(size)); errno != 0 {
 				t.Fatal(errno)
 			}
 		}},

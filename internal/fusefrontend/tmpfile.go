@@ -118,11 +118,12 @@ func (n *Node) tmpfile(ctx context.Context, flags int, mode uint32, out *fuse.En
 		}
 		return nil, nil, err
 	}
-	f, err := rn.newFile(fd, uint32(flags))
+	st := new(unix.Stat_t)
+	f, err := rn.newFile(fd, uint32(flags), st)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := rn.statNewHandle(f, out)
+	st, err = rn.statNewHandle(f, out, st)
 	if err != nil {
 		return nil, nil, err
 	}
