@@ -52,6 +52,24 @@ type extension struct {
 	settler   uint64
 	// tokens numbers the reservations.
 	tokens uint64
+	// startCS is the ciphertext size when the first writer came, okEnd
+	// the largest ciphertext end of the successful pwrites since (kept up
+	// outside reservations too, and reset by the first writer), and
+	// failed is set by a failed append (dropFresh) that the last writer
+	// cuts back to the larger of the two.
+	startCS uint64
+	okEnd   atomic.Uint64
+	failed  bool
+}
+
+// written records a successful pwrite ending at ciphertext offset end.
+func (x *extension) written(end uint64) {
+	for {
+		old := x.okEnd.Load()
+		if end <= old || x.okEnd.CompareAndSwap(old, end) {
+			return
+		}
+	}
 }
 
 // reserve registers a writer of the plaintext range [off, end), end > off,
@@ -71,6 +89,8 @@ func (f *File) reserve(off, end uint64) (tok uint64, ok bool) {
 		}
 		x.size.Store(f.ce.CipherSizeToPlainSize(cs))
 		x.unsettled = 0
+		x.startCS = cs
+		x.okEnd.Store(0)
 	}
 	s := x.size.Load()
 	first := off / bs
@@ -103,14 +123,20 @@ func (f *File) reserve(off, end uint64) (tok uint64, ok bool) {
 	return tok, true
 }
 
-// leave ends the reservation tok after its write. A settler that failed
+// leave ends the reservation tok after its write; the last writer cuts
+// the file back after a failed append (dropFresh). A settler that failed
 // may have left its block partial, so it stays unsettled until the writers
 // have drained and the next one looks at the backing file again.
-func (x *extension) leave(tok uint64, ok bool) {
+func (f *File) leave(tok uint64, ok bool) {
+	x := &f.e.ext
 	x.mu.Lock()
 	x.active--
 	if ok && x.settler == tok {
 		x.unsettled, x.settler = 0, 0
+	}
+	if x.active == 0 && x.failed {
+		f.cutTo(max(x.startCS, x.okEnd.Load()))
+		x.failed = false
 	}
 	x.mu.Unlock()
 }

@@ -84,7 +84,7 @@ func (f *File) shrink(n uint64) error {
 	if err := syscallcompat.Ftruncate(f.fd, int64(cut)); err != nil {
 		return opError("ftruncate", err)
 	}
-	return f.writeBlocks(old[:rem], lastBlock, id, false, *cbuf)
+	return f.writeBlocks(old[:rem], lastBlock, id, writeExclusive, *cbuf)
 }
 
 // grow extends the file from plaintext size ps (ciphertext size cs) to n.
