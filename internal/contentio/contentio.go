@@ -43,10 +43,11 @@ import (
 // Options configures the Files opened by Open.
 type Options struct {
 	// NoPrealloc disables the fallocate(FALLOC_FL_KEEP_SIZE) call that
-	// reserves disk space for the ciphertext range of every write before it
-	// is written. Preallocation exists so that running out of space fails
-	// the write before any block is touched instead of leaving a
-	// half-written block; it is slow on btrfs (it defeats compression and
+	// reserves disk space for the ciphertext range of a write that
+	// rewrites blocks before it is written (appends are cleaned up after
+	// a failure instead). Preallocation exists so that running out of
+	// space fails the write before any block is touched instead of leaving
+	// a half-written block; it is slow on btrfs (it defeats compression and
 	// copy-on-write), where the caller should set NoPrealloc (-noprealloc).
 	NoPrealloc bool
 	// SharedStorage makes concurrent access to a backing file by several

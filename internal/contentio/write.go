@@ -26,9 +26,11 @@ var zeroBlock [bs]byte
 //   - a write that starts in a block after the one holding the current end
 //     of file first pads that block with zeros to 4096 bytes; the blocks in
 //     between stay backing-file holes;
-//   - unless Options.NoPrealloc, the ciphertext range is reserved with
-//     fallocate(FALLOC_FL_KEEP_SIZE) first, so that a full disk fails the
-//     write (ENOSPC) before any block is touched;
+//   - unless Options.NoPrealloc, the ciphertext range of blocks that hold
+//     data is reserved with fallocate(FALLOC_FL_KEEP_SIZE) first, so that a
+//     full disk fails the write (ENOSPC) before any of them is touched;
+//     blocks appended past the end of the backing file are not: on ENOSPC
+//     they are punched out and cut off again (dropFresh);
 //   - all ciphertext blocks of a chunk (up to 257 blocks, so a whole 1 MiB
 //     request) go out with one pwrite.
 //
