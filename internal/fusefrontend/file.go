@@ -31,6 +31,14 @@ type file struct {
 	// unnamed is set on the handles of an O_TMPFILE file, which forget
 	// themselves there when released.
 	unnamed *unnamed
+	// stampCurrent is set on a read-only handle whose open found the
+	// backing file as the node's cache stamp says (keepCache): its
+	// release need not record the state again (an fstat saved per warm
+	// open). Anything that changed the file meanwhile either recorded a
+	// newer stamp on its own release or leaves the old one, which the
+	// next open finds outdated and drops the cache: never a cache kept
+	// wrongly, at worst one dropped that could have been kept.
+	stampCurrent bool
 }
 
 // openBacking opens the backing regular file cName in dirfd for a
@@ -96,6 +104,7 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	fuseFlags = rn.openFlags()
 	if n.keepCache(f.cf.Fd()) {
 		fuseFlags |= fuse.FOPEN_KEEP_CACHE
+		f.stampCurrent = flags&syscall.O_ACCMODE == syscall.O_RDONLY
 	}
 	return f, fuseFlags, 0
 }
@@ -374,7 +383,9 @@ func (n *Node) Release(ctx context.Context, fh fs.FileHandle) (errno syscall.Err
 	if !ok {
 		return 0
 	}
-	n.rememberStamp(f.cf.Fd())
+	if !f.stampCurrent {
+		n.rememberStamp(f.cf.Fd())
+	}
 	return n.toErrno("Release", rn.releaseFile(f))
 }
 
