@@ -134,13 +134,11 @@ func (f *File) readChunk(dst []byte, off uint64, logCorrupt bool) (int, error) {
 // block boundary is continued, to tell the end of file from an
 // interruption there.
 func (f *File) preadCipher(buf []byte, off uint64) (int, error) {
-	done, eintr := 0, 0
+	done := 0
 	for done < len(buf) {
-		n, err := unix.Pread(f.fd, buf[done:], int64(off)+int64(done))
-		if err == unix.EINTR && eintr < maxEINTR {
-			eintr++
-			continue
-		}
+		n, err := syscallcompat.RetryInt(func() (int, error) {
+			return unix.Pread(f.fd, buf[done:], int64(off)+int64(done))
+		})
 		if err != nil {
 			return done, err
 		}
@@ -154,9 +152,6 @@ func (f *File) preadCipher(buf []byte, off uint64) (int, error) {
 	}
 	return done, nil
 }
-
-// maxEINTR bounds the retries of a pread that a signal interrupted.
-const maxEINTR = 100
 
 // cachedID returns the cached file ID, unless there is none or every read
 // must check the header on disk (SharedStorage: another mount may have

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/testutil"
 )
 
 // threadReadCalls returns the number of read system calls (read, pread,
@@ -147,5 +148,31 @@ func TestSmallFileCorruptHeader(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestAllocsSmallFirstRead: the read that fetches header and data in one
+// pread allocates nothing, like every other read of a few blocks.
+// SharedStorage never caches the file ID, so every read from block 0
+// takes that path.
+func TestAllocsSmallFirstRead(t *testing.T) {
+	if testing.Short() || testutil.RaceEnabled {
+		t.Skip("measures allocations (not meaningful under -race)")
+	}
+	ce := newCE(t, cryptocore.AESGCM)
+	f, _ := newFile(t, ce, Options{SharedStorage: true})
+	data := make([]byte, 5000)
+	if _, err := f.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8192)
+	read := func() {
+		if n, err := f.ReadAt(buf, 0); n != len(data) || err != io.EOF {
+			t.Fatalf("ReadAt: %d %v", n, err)
+		}
+	}
+	read()
+	if n := testutil.MallocsPerRun(20, read); n > 0 {
+		t.Errorf("first-block read with the header: %.1f allocations per call, want 0", n)
 	}
 }
