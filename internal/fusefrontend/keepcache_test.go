@@ -7,18 +7,25 @@ import (
 	"testing"
 )
 
+// countOps counts the requests of operation op that reach tf's frontend
+// from now on.
+func countOps(tf *testFS, op string) *atomic.Int64 {
+	var n atomic.Int64
+	hook := func(o string) {
+		if o == op {
+			n.Add(1)
+		}
+	}
+	tf.rn.testHook.Store(&hook)
+	return &n
+}
+
 // TestKeepCacheReadOnlyReopens: read-only handles that kept the page
 // cache do not record the file's state again on release, and the cache
 // stays kept across any number of reopens.
 func TestKeepCacheReadOnlyReopens(t *testing.T) {
 	tf := mountFS(t, writebackCfg)
-	var reads atomic.Int64
-	hook := func(op string) {
-		if op == "Read" {
-			reads.Add(1)
-		}
-	}
-	tf.rn.testHook.Store(&hook)
+	reads := countOps(tf, "Read")
 	p := tf.path("k")
 	mustWrite(t, p, pattern(20000, 1))
 	mustRead(t, p)
