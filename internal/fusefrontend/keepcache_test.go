@@ -65,3 +65,29 @@ func TestKeepCacheChangedWhileOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestNoFlushReadOnly: without the writeback cache, closing a read-only
+// handle sends no FLUSH (FOPEN_NOFLUSH); a writable handle's close still
+// does, and its data reads back through another mount.
+func TestNoFlushReadOnly(t *testing.T) {
+	tf := mountFS(t, testConfig{timeouts: true})
+	p := tf.path("f")
+	mustWrite(t, p, pattern(5000, 3))
+	flushes := countOps(tf, "Flush")
+	for range 3 {
+		if got := mustRead(t, p); !bytes.Equal(got, pattern(5000, 3)) {
+			t.Fatal("content")
+		}
+	}
+	if n := flushes.Load(); n != 0 {
+		t.Errorf("%d FLUSHes for 3 read-only closes, want 0", n)
+	}
+	mustWrite(t, p, pattern(7000, 4))
+	if n := flushes.Load(); n == 0 {
+		t.Error("no FLUSH for the close of a writable handle")
+	}
+	other := mountExisting(t, testConfig{}, tf.cipher, false)
+	if got := mustRead(t, other.path("f")); !bytes.Equal(got, pattern(7000, 4)) {
+		t.Error("content through a second mount")
+	}
+}
