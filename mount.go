@@ -416,7 +416,7 @@ func mountAndServe(e *env, a *argContainer, rn frontend, feat features, readOnly
 	if a.debug {
 		trace = e.log
 	}
-	srv, err := fuseserve.Mount(a.mountpoint, rn, opts, fuseserve.Options{Trace: trace})
+	srv, err := fuseserve.Mount(a.mountpoint, rn, opts, fuseserve.Options{Trace: trace, Log: e.log, ReadAheadKB: mountopts.ReadAheadKB})
 	if err != nil {
 		return false, false, exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)
 	}

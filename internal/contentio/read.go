@@ -64,25 +64,47 @@ func (f *File) readChunk(dst []byte, off uint64, logCorrupt bool) (int, error) {
 	cOff := f.ce.BlockNoToCipherOff(first)
 	cbuf := f.ce.GetCBuf()
 	defer f.ce.PutCBuf(cbuf)
-	c := (*cbuf)[:count*f.cbs]
-	m, err := syscallcompat.PreadFull(f.fd, c, int64(cOff))
+	id, haveID := f.cachedID()
+	// The first READ of a small file starts at block 0 and does not know
+	// the file ID yet: the header sits right before block 0, so one pread
+	// fetches both (the pool's buffers have room for the header).
+	start := cOff
+	if !haveID && first == 0 {
+		start = 0
+	}
+	c := (*cbuf)[:cOff-start+count*f.cbs]
+	m, err := f.preadCipher(c, start)
 	if err != nil {
 		return 0, opError("pread", err)
 	}
-	if m == 0 {
-		return 0, nil
+	if start < cOff {
+		if uint64(m) <= cOff {
+			// No block: a file of size 0. A backing file of 1..17
+			// bytes also reads as empty (Size reports and logs it).
+			return 0, nil
+		}
+		if id, err = f.parseID(c[:contentenc.HeaderLen], logCorrupt); err != nil {
+			return 0, err
+		}
+		c = c[cOff:m]
+	} else {
+		if m == 0 {
+			return 0, nil
+		}
+		c = c[:m]
+		if !haveID {
+			if id, err = f.readID(logCorrupt); err != nil {
+				return 0, err
+			}
+		}
 	}
-	id, err := f.fileID(logCorrupt)
-	if err != nil {
-		return 0, err
-	}
-	if off == first*bs && f.ce.PlainLen(m) <= len(dst) {
+	if off == first*bs && f.ce.PlainLen(len(c)) <= len(dst) {
 		// A block-aligned request that holds all the plaintext (the
 		// kernel's usual case): decrypt straight into dst, without a
 		// copy. The capacity is cut to len(dst) so that nothing beyond
 		// the request is written; on error DecryptBlocks leaves no
 		// unauthenticated plaintext in it.
-		plain, err := f.ce.DecryptBlocks(dst[:0:len(dst)], c[:m], first, id[:])
+		plain, err := f.ce.DecryptBlocks(dst[:0:len(dst)], c, first, id[:])
 		if err != nil {
 			return 0, f.corrupt(err, logCorrupt)
 		}
@@ -90,7 +112,7 @@ func (f *File) readChunk(dst []byte, off uint64, logCorrupt bool) (int, error) {
 	}
 	pbuf := f.ce.GetPBuf()
 	defer f.ce.PutPBuf(pbuf)
-	plain, err := f.ce.DecryptBlocks((*pbuf)[:0], c[:m], first, id[:])
+	plain, err := f.ce.DecryptBlocks((*pbuf)[:0], c, first, id[:])
 	if err != nil {
 		return 0, f.corrupt(err, logCorrupt)
 	}
@@ -101,19 +123,70 @@ func (f *File) readChunk(dst []byte, off uint64, logCorrupt bool) (int, error) {
 	return copy(dst, plain[skip:]), nil
 }
 
+// preadCipher reads ciphertext into buf at off, which is the start of the
+// header or of a block, until buf is full or the file ends. The kernel
+// returns fewer bytes than asked from a regular file only at its end (or
+// when interrupted), so a short read that ends inside a block is taken as
+// the end of file without asking again: most files do not end on a block
+// boundary, and this saves them a second pread that would return 0. (Were
+// the short read an interruption after all, the cut block fails to
+// authenticate: EIO, never wrong plaintext.) A short read that ends on a
+// block boundary is continued, to tell the end of file from an
+// interruption there.
+func (f *File) preadCipher(buf []byte, off uint64) (int, error) {
+	done := 0
+	for done < len(buf) {
+		n, err := syscallcompat.RetryInt(func() (int, error) {
+			return unix.Pread(f.fd, buf[done:], int64(off)+int64(done))
+		})
+		if err != nil {
+			return done, err
+		}
+		if n == 0 {
+			break
+		}
+		done += n
+		if end := off + uint64(done); done < len(buf) && end > contentenc.HeaderLen && (end-contentenc.HeaderLen)%f.cbs != 0 {
+			break
+		}
+	}
+	return done, nil
+}
+
+// cachedID returns the cached file ID, unless there is none or every read
+// must check the header on disk (SharedStorage: another mount may have
+// rewritten the file).
+func (f *File) cachedID() ([contentenc.FileIDLen]byte, bool) {
+	if f.opts.SharedStorage {
+		return [contentenc.FileIDLen]byte{}, false
+	}
+	return f.e.cachedID()
+}
+
 // fileID returns the file ID of a non-empty file: the cached one, or the one
 // read and validated from the header on disk. The caller holds the content
 // lock, shared or exclusive.
 func (f *File) fileID(logCorrupt bool) ([contentenc.FileIDLen]byte, error) {
-	if id, ok := f.e.cachedID(); ok && !f.opts.SharedStorage {
+	if id, ok := f.cachedID(); ok {
 		return id, nil
 	}
+	return f.readID(logCorrupt)
+}
+
+// readID reads the header from disk and returns its file ID (see parseID).
+func (f *File) readID(logCorrupt bool) ([contentenc.FileIDLen]byte, error) {
 	var buf [contentenc.HeaderLen]byte
 	n, err := syscallcompat.PreadFull(f.fd, buf[:], 0)
 	if err != nil {
 		return [contentenc.FileIDLen]byte{}, opError("pread header", err)
 	}
-	h, err := contentenc.ParseHeader(buf[:n])
+	return f.parseID(buf[:n], logCorrupt)
+}
+
+// parseID validates the header hdr read from disk, caches its file ID and
+// returns it. The caller holds the content lock, shared or exclusive.
+func (f *File) parseID(hdr []byte, logCorrupt bool) ([contentenc.FileIDLen]byte, error) {
+	h, err := contentenc.ParseHeader(hdr)
 	if err != nil {
 		return [contentenc.FileIDLen]byte{}, f.corrupt(err, logCorrupt)
 	}

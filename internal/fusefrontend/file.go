@@ -28,9 +28,21 @@ type file struct {
 	// direct is set for O_DIRECT opens, whose writes bypass the kernel's
 	// page cache (wbmtime.go).
 	direct bool
+	// readOnly is set for O_RDONLY opens: the kernel writes through
+	// writable handles only (also page-cache write-back), so nothing is
+	// ever written through this one and its close has nothing to flush.
+	readOnly bool
 	// unnamed is set on the handles of an O_TMPFILE file, which forget
 	// themselves there when released.
 	unnamed *unnamed
+	// stampCurrent is set on a read-only handle whose open found the
+	// backing file as the node's cache stamp says (keepCache): its
+	// release need not record the state again (an fstat saved per warm
+	// open). Anything that changed the file meanwhile either recorded a
+	// newer stamp on its own release or leaves the old one, which the
+	// next open finds outdated and drops the cache: never a cache kept
+	// wrongly, at worst one dropped that could have been kept.
+	stampCurrent bool
 }
 
 // openBacking opens the backing regular file cName in dirfd for a
@@ -65,7 +77,8 @@ func (rn *RootNode) newFile(fd int, flags uint32, st *unix.Stat_t) (*file, error
 		return nil, err
 	}
 	rn.openFiles.Add(1)
-	return &file{cf: cf, appendMode: flags&syscall.O_APPEND != 0 && !rn.args.Writeback, direct: flags&syscall.O_DIRECT != 0}, nil
+	return &file{cf: cf, appendMode: flags&syscall.O_APPEND != 0 && !rn.args.Writeback, direct: flags&syscall.O_DIRECT != 0,
+		readOnly: flags&syscall.O_ACCMODE == syscall.O_RDONLY}, nil
 }
 
 func (rn *RootNode) openFlags() uint32 {
@@ -94,8 +107,16 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 		}
 	}
 	fuseFlags = rn.openFlags()
+	if f.readOnly && !rn.args.Writeback {
+		// No FLUSH round trip for the close of a handle that has
+		// nothing to flush (see Flush). The kernel ignores the flag
+		// under the writeback cache, whose FLUSH also writes the
+		// inode's dirty pages back.
+		fuseFlags |= fuse.FOPEN_NOFLUSH
+	}
 	if n.keepCache(f.cf.Fd()) {
 		fuseFlags |= fuse.FOPEN_KEEP_CACHE
+		f.stampCurrent = flags&syscall.O_ACCMODE == syscall.O_RDONLY
 	}
 	return f, fuseFlags, 0
 }
@@ -315,13 +336,16 @@ var _ = (fs.NodeFlusher)((*Node)(nil))
 
 // Flush is called on every close(2) of a descriptor. Closing a duplicate
 // of the backing fd gives a backing network filesystem its close-to-open
-// flush point without giving up the handle.
+// flush point without giving up the handle. A read-only handle wrote
+// nothing, so there is nothing to flush (NFS, for one, flushes only
+// writable files on close); its FLUSH only comes under the writeback
+// cache, which ignores FOPEN_NOFLUSH.
 func (n *Node) Flush(ctx context.Context, fh fs.FileHandle) (errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Flush", &errno)
 	rn.enter("Flush")
 	f, ok := fh.(*file)
-	if !ok {
+	if !ok || f.readOnly {
 		return 0
 	}
 	dup, err := syscallcompat.Dup(f.cf.Fd())
@@ -378,7 +402,9 @@ func (n *Node) Release(ctx context.Context, fh fs.FileHandle) (errno syscall.Err
 	if !ok {
 		return 0
 	}
-	n.rememberStamp(f.cf.Fd())
+	if !f.stampCurrent {
+		n.rememberStamp(f.cf.Fd())
+	}
 	return n.toErrno("Release", rn.releaseFile(f))
 }
 

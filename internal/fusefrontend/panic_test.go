@@ -89,7 +89,8 @@ func TestPanicEveryOp(t *testing.T) {
 		// O_DIRECT: a failed readahead would be retried by a second read.
 		{"Read", withFile(os.O_RDONLY|unix.O_DIRECT, func(h *os.File) error { _, err := h.ReadAt(make([]byte, 4096), 0); return err }), false},
 		{"Write", withFile(os.O_RDWR, func(h *os.File) error { _, err := h.WriteAt([]byte("x"), 0); return err }), false},
-		{"Flush", withFile(os.O_RDONLY, func(h *os.File) error { return h.Close() }), false},
+		// A writable handle: read-only ones send no FLUSH (FOPEN_NOFLUSH).
+		{"Flush", withFile(os.O_RDWR, func(h *os.File) error { return h.Close() }), false},
 		{"Fsync", withFile(os.O_RDWR, func(h *os.File) error { return h.Sync() }), false},
 		{"Release", withFile(os.O_RDONLY, func(h *os.File) error { return h.Close() }), true},
 		{"Allocate", withFile(os.O_RDWR, func(h *os.File) error { return unix.Fallocate(int(h.Fd()), 0, 0, 10) }), false},

@@ -66,7 +66,7 @@ func serve(t testing.TB, root fs.InodeEmbedder, reverse bool, rootAttr *fs.Stabl
 		Debug:     os.Getenv("FUSEDEBUG") != "",
 	})
 	opts.RootStableAttr = rootAttr
-	srv, err := fuseserve.Mount(mnt, root, opts, fuseserve.Options{})
+	srv, err := fuseserve.Mount(mnt, root, opts, fuseserve.Options{ReadAheadKB: mountopts.ReadAheadKB})
 	if err != nil {
 		t.Fatalf("mount %s: %v", name, err)
 	}

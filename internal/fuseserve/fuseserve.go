@@ -26,6 +26,13 @@ type Options struct {
 	// operation, the node, the main arguments and the result. Nil costs
 	// nothing beyond a nil check per request.
 	Trace *slog.Logger
+	// Log receives debug records about the mount itself (a readahead
+	// window that could not be raised). Nil discards them.
+	Log *slog.Logger
+	// ReadAheadKB, if positive, is the readahead window in KiB that
+	// Mount sets on the new mount (mountopts.ReadAheadKB). Only root can
+	// raise it; failing to is logged to Log and otherwise harmless.
+	ReadAheadKB int
 }
 
 // Server is a mounted filesystem being served.
@@ -45,6 +52,11 @@ func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Ser
 	go srv.Serve()
 	if err := srv.WaitMount(); err != nil {
 		return nil, err
+	}
+	if o.ReadAheadKB > 0 {
+		if err := raiseReadAhead(dir, o.ReadAheadKB); err != nil && o.Log != nil {
+			o.Log.Debug("could not raise the readahead window", "kb", o.ReadAheadKB, "err", err)
+		}
 	}
 	return &Server{Server: srv, raw: raw}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -133,5 +134,43 @@ func TestActivityCounters(t *testing.T) {
 	f.Close()
 	if !testutil.WaitFor(10*time.Second, func() bool { return srv.OpenFileCount() == 0 }) {
 		t.Errorf("OpenFileCount %d after close", srv.OpenFileCount())
+	}
+}
+
+// TestReadAheadRaised: as root, Mount raises the mount's readahead window
+// to ReadAheadKB (the kernel negotiates at most 128 KiB at INIT). Root is
+// what CI runs as, so there the test always runs.
+func TestReadAheadRaised(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root can raise the readahead window")
+	}
+	mnt, _ := mount(t, Options{ReadAheadKB: mountopts.ReadAheadKB})
+	path, err := bdiReadAheadPath(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At least: a window that is larger already is left alone.
+	if got, err := strconv.Atoi(strings.TrimSpace(string(b))); err != nil || got < mountopts.ReadAheadKB {
+		t.Errorf("%s = %q, want at least %d", path, b, mountopts.ReadAheadKB)
+	}
+}
+
+// TestReadAheadOnlyFuse: a directory that is not the root of a FUSE mount
+// (a mount through /dev/fd/N, a path mounted over) never names a bdi,
+// so no other device's window is touched.
+func TestReadAheadOnlyFuse(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := bdiReadAheadPath(dir); err == nil {
+		t.Errorf("bdiReadAheadPath(%s) succeeded on a non-FUSE directory", dir)
+	}
+	if _, err := bdiReadAheadPath("/dev/null"); err == nil {
+		t.Error("bdiReadAheadPath(/dev/null) succeeded")
+	}
+	if err := raiseReadAhead(dir, mountopts.ReadAheadKB); err == nil {
+		t.Errorf("raiseReadAhead(%s) succeeded on a non-FUSE directory", dir)
 	}
 }
