@@ -307,26 +307,6 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 	return uint32(nw), 0
 }
 
-var _ = (fs.NodeFlusher)((*Node)(nil))
-
-// Flush is called on every close(2) of a descriptor. Closing a duplicate
-// of the backing fd gives a backing network filesystem its close-to-open
-// flush point without giving up the handle.
-func (n *Node) Flush(ctx context.Context, fh fs.FileHandle) (errno syscall.Errno) {
-	rn := n.rn
-	defer fuseutil.Recover(rn.log, "Flush", &errno)
-	rn.enter("Flush")
-	f, ok := fh.(*file)
-	if !ok {
-		return 0
-	}
-	dup, err := syscallcompat.Dup(f.cf.Fd())
-	if err != nil {
-		return n.toErrno("Flush", err)
-	}
-	return n.toErrno("Flush", syscallcompat.Close(dup))
-}
-
 var _ = (fs.NodeFsyncer)((*Node)(nil))
 
 // Fsync flushes the backing file (fdatasync if bit 0 of flags is set).
