@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gocryptfs/internal/conflictname"
 	"gocryptfs/internal/nametransform"
@@ -100,6 +101,21 @@ func TestConflictCopies(t *testing.T) {
 				}
 				if got := mustRead(t, tf.path(dir+"/"+orig)); string(got) != "original" {
 					t.Fatalf("original reads %q", got)
+				}
+				// chmod and utimes by path through the shown name act
+				// on the copy (SETATTR tries the regular name first).
+				if err := os.Chmod(tf.path(dir+"/"+shown), 0o640); err != nil {
+					t.Fatal(err)
+				}
+				mt := time.Unix(1700000000, 0)
+				if err := os.Chtimes(tf.path(dir+"/"+shown), mt, mt); err != nil {
+					t.Fatal(err)
+				}
+				if st, err := os.Stat(filepath.Join(tf.cipher, cdir, cCopy)); err != nil || st.Mode().Perm() != 0o640 || !st.ModTime().Equal(mt) {
+					t.Fatalf("backing copy after chmod/utimes: %v %v", st, err)
+				}
+				if st, err := os.Stat(tf.path(dir + "/" + orig)); err != nil || st.Mode().Perm() == 0o640 || st.ModTime().Equal(mt) {
+					t.Fatalf("original changed by the copy's chmod/utimes: %v %v", st, err)
 				}
 				// Deleting the original keeps the copy readable (a long
 				// name's companion file is shared).
