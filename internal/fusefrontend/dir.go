@@ -184,7 +184,11 @@ func (rn *RootNode) needsChmod(mode uint32) bool {
 }
 
 // prepareCreate resolves dir/name for creating a new entry and checks that
-// the name may be created.
+// the name may be created. The new entry gets the regular encryption of
+// the name. The conflict-copy and -badname names that child would also
+// try are not looked for: the kernel sends a create request only for a
+// name its LOOKUP (which tries them) just found absent, and skipping them
+// saves a stat of the entry and one of the directory per created file.
 func (n *Node) prepareCreate(name string) (*entry, error) {
 	rn := n.rn
 	if rn.args.ReadOnly {
@@ -194,7 +198,7 @@ func (n *Node) prepareCreate(name string) (*entry, error) {
 	if rn.reserved(dir, name) {
 		return nil, syscall.EPERM
 	}
-	return rn.child(dir, name)
+	return rn.childRegular(dir, name)
 }
 
 // finishCreate stats a just created entry and makes its inode.
