@@ -234,7 +234,12 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	rn.touchAltIVs(e.dirfd)
-	return n.newChild(ctx, st), f, nil
+	ch := n.newChild(ctx, st)
+	if cn, ok := ch.Operations().(*Node); ok && rn.args.Writeback {
+		// The stat just taken saves the first write its own (wbmtime.go).
+		cn.mtime.seed(st.Mtim)
+	}
+	return ch, f, nil
 }
 
 var _ = (fs.NodeReader)((*Node)(nil))
