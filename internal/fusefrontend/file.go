@@ -88,6 +88,12 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 		return nil, 0, n.toErrno("Open", err)
 	}
 	if flags&syscall.O_TRUNC != 0 {
+		if rn.args.Writeback {
+			// The truncate moved the backing mtime, which the next
+			// page-cache write must keep (wbmtime.go), not an older one
+			// known from create or an earlier write.
+			n.mtime.forget()
+		}
 		if err := rn.killPrivFd(ctx, f.cf.Fd(), false); err != nil {
 			rn.releaseFile(f)
 			return nil, 0, n.toErrno("Open", err)

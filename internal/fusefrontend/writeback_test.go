@@ -445,3 +445,46 @@ func TestWritebackMtimeKept(t *testing.T) {
 		}
 	}
 }
+
+// TestWritebackMtimeKeptTrunc: as TestWritebackMtimeKept for files that
+// are created, written and then rewritten through an O_TRUNC open (the
+// truncate moves the backing mtime past the one known from the create).
+func TestWritebackMtimeKeptTrunc(t *testing.T) {
+	tf := mountFS(t, writebackCfg)
+	piece := make([]byte, 3000)
+	want := map[string]unix.Timespec{}
+	for i := range 6 {
+		name := fmt.Sprintf("t%d", i)
+		p := tf.path(name)
+		for _, flag := range []int{os.O_CREATE | os.O_EXCL, os.O_TRUNC} {
+			f, err := os.OpenFile(p, flag|os.O_RDWR, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range 20 * (i + 1) {
+				piece[0] = byte(j)
+				if _, err := f.WriteAt(piece, int64(j*len(piece)+i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		want[name] = st.Mtim
+	}
+	other := mountExisting(t, testConfig{}, tf.cipher, false)
+	for name, ts := range want {
+		var st unix.Stat_t
+		if err := unix.Stat(other.path(name), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Mtim != ts {
+			t.Errorf("%s: mtime %v through a second mount, the mount showed %v", name, st.Mtim, ts)
+		}
+	}
+}
