@@ -365,3 +365,28 @@ func TestSyncToolFilesHidden(t *testing.T) {
 		t.Errorf("%d warnings, want 1 (for .unknown only):\n%s", n, tf.logs.String())
 	}
 }
+
+// TestConflictCopyRmdir: an empty directory shown under a conflict-copy
+// name is removed by that name (Rmdir tries the regular name first), and
+// the original stays.
+func TestConflictCopyRmdir(t *testing.T) {
+	tf := mountFS(t, testConfig{})
+	for _, d := range []string{"d", "d/orig", "d/tmp"} {
+		if err := os.Mkdir(tf.path(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := testMarkers[0]
+	cCopy := tf.makeConflictCopy(t, "d", "orig", "tmp", m)
+	shown := m.Apply("orig")
+	if err := os.Remove(tf.path("d/" + shown)); err != nil {
+		t.Fatalf("rmdir of the shown copy: %v", err)
+	}
+	cdir := filepath.Join(tf.cipher, tf.cipherDir(t, "d"))
+	if _, err := os.Stat(filepath.Join(cdir, cCopy)); !os.IsNotExist(err) {
+		t.Fatalf("backing copy still there: %v", err)
+	}
+	if got := tf.plainEntries(t, "d"); !slices.Equal(got, []string{"orig"}) {
+		t.Fatalf("listing after rmdir: %q", got)
+	}
+}

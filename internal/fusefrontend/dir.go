@@ -338,12 +338,22 @@ func (n *Node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
 		return syscall.EROFS
 	}
 	dir := n.relPath()
-	e, err := rn.child(dir, name)
+	// The regular name first, as in Unlink: a conflict copy or -badname
+	// name costs a stat of the entry and one of the directory to look
+	// for, which rm -rf would pay for every directory.
+	e, err := rn.childRegular(dir, name)
 	if err != nil {
 		return n.toErrno("Rmdir", err)
 	}
-	defer e.close()
+	defer func() { e.close() }()
 	err = rn.rmdirEntry(e)
+	if errors.Is(err, syscall.ENOENT) {
+		e.close()
+		if e, err = rn.child(dir, name); err != nil {
+			return n.toErrno("Rmdir", err)
+		}
+		err = rn.rmdirEntry(e)
+	}
 	rn.dirCache.invalidate(joinPath(dir, name))
 	return n.toErrno("Rmdir", err)
 }
