@@ -207,9 +207,14 @@ func (n *Node) finishCreate(ctx context.Context, e *entry, out *fuse.EntryOut) (
 	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
 		return nil, err
 	}
-	n.rn.fillAttr(&st, e.dirfd, e.cName, &out.Attr)
+	return n.finishCreateStat(ctx, e, &st, out), nil
+}
+
+// finishCreateStat is finishCreate with the entry's current stat st.
+func (n *Node) finishCreateStat(ctx context.Context, e *entry, st *unix.Stat_t, out *fuse.EntryOut) *fs.Inode {
+	n.rn.fillAttr(st, e.dirfd, e.cName, &out.Attr)
 	n.rn.touchAltIVs(e.dirfd)
-	return n.newChild(ctx, &st), nil
+	return n.newChild(ctx, st)
 }
 
 var _ = (fs.NodeMkdirer)((*Node)(nil))
@@ -316,11 +321,18 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if inherit {
 		return n.finishCreate(ctx, e, out)
 	}
+	want := mode | st.Mode&syscall.S_ISGID
+	if st.Mode&0o7777 == want {
+		// Created with the right mode already (the usual case: the
+		// daemon's umask is 0 and the mode includes 0700): the stat
+		// taken after the IV file was written is the entry's.
+		return n.finishCreateStat(ctx, e, &st, out), nil
+	}
 	// As the daemon, not the caller: a directory created in a
 	// set-group-ID directory keeps the inherited bit even when the caller
 	// is not a member of the group, as on a local filesystem, and a chmod
 	// by a non-member would drop it.
-	if err := syscallcompat.Fchmod(fd, mode|st.Mode&syscall.S_ISGID); err != nil {
+	if err := syscallcompat.Fchmod(fd, want); err != nil {
 		return failIV(err)
 	}
 	return n.finishCreate(ctx, e, out)
