@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gocryptfs/internal/conflictname"
 	"gocryptfs/internal/nametransform"
@@ -100,6 +101,21 @@ func TestConflictCopies(t *testing.T) {
 				}
 				if got := mustRead(t, tf.path(dir+"/"+orig)); string(got) != "original" {
 					t.Fatalf("original reads %q", got)
+				}
+				// chmod and utimes by path through the shown name act
+				// on the copy (SETATTR tries the regular name first).
+				if err := os.Chmod(tf.path(dir+"/"+shown), 0o640); err != nil {
+					t.Fatal(err)
+				}
+				mt := time.Unix(1700000000, 0)
+				if err := os.Chtimes(tf.path(dir+"/"+shown), mt, mt); err != nil {
+					t.Fatal(err)
+				}
+				if st, err := os.Stat(filepath.Join(tf.cipher, cdir, cCopy)); err != nil || st.Mode().Perm() != 0o640 || !st.ModTime().Equal(mt) {
+					t.Fatalf("backing copy after chmod/utimes: %v %v", st, err)
+				}
+				if st, err := os.Stat(tf.path(dir + "/" + orig)); err != nil || st.Mode().Perm() == 0o640 || st.ModTime().Equal(mt) {
+					t.Fatalf("original changed by the copy's chmod/utimes: %v %v", st, err)
 				}
 				// Deleting the original keeps the copy readable (a long
 				// name's companion file is shared).
@@ -347,5 +363,30 @@ func TestSyncToolFilesHidden(t *testing.T) {
 	}
 	if n := tf.logs.CountLines("undecryptable name hidden"); n != 1 {
 		t.Errorf("%d warnings, want 1 (for .unknown only):\n%s", n, tf.logs.String())
+	}
+}
+
+// TestConflictCopyRmdir: an empty directory shown under a conflict-copy
+// name is removed by that name (Rmdir tries the regular name first), and
+// the original stays.
+func TestConflictCopyRmdir(t *testing.T) {
+	tf := mountFS(t, testConfig{})
+	for _, d := range []string{"d", "d/orig", "d/tmp"} {
+		if err := os.Mkdir(tf.path(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := testMarkers[0]
+	cCopy := tf.makeConflictCopy(t, "d", "orig", "tmp", m)
+	shown := m.Apply("orig")
+	if err := os.Remove(tf.path("d/" + shown)); err != nil {
+		t.Fatalf("rmdir of the shown copy: %v", err)
+	}
+	cdir := filepath.Join(tf.cipher, tf.cipherDir(t, "d"))
+	if _, err := os.Stat(filepath.Join(cdir, cCopy)); !os.IsNotExist(err) {
+		t.Fatalf("backing copy still there: %v", err)
+	}
+	if got := tf.plainEntries(t, "d"); !slices.Equal(got, []string{"orig"}) {
+		t.Fatalf("listing after rmdir: %q", got)
 	}
 }

@@ -184,7 +184,11 @@ func (rn *RootNode) needsChmod(mode uint32) bool {
 }
 
 // prepareCreate resolves dir/name for creating a new entry and checks that
-// the name may be created.
+// the name may be created. The new entry gets the regular encryption of
+// the name. The conflict-copy and -badname names that child would also
+// try are not looked for: the kernel sends a create request only for a
+// name its LOOKUP (which tries them) just found absent, and skipping them
+// saves a stat of the entry and one of the directory per created file.
 func (n *Node) prepareCreate(name string) (*entry, error) {
 	rn := n.rn
 	if rn.args.ReadOnly {
@@ -194,7 +198,7 @@ func (n *Node) prepareCreate(name string) (*entry, error) {
 	if rn.reserved(dir, name) {
 		return nil, syscall.EPERM
 	}
-	return rn.child(dir, name)
+	return rn.childRegular(dir, name)
 }
 
 // finishCreate stats a just created entry and makes its inode.
@@ -203,9 +207,14 @@ func (n *Node) finishCreate(ctx context.Context, e *entry, out *fuse.EntryOut) (
 	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
 		return nil, err
 	}
-	n.rn.fillAttr(&st, e.dirfd, e.cName, &out.Attr)
+	return n.finishCreateStat(ctx, e, &st, out), nil
+}
+
+// finishCreateStat is finishCreate with the entry's current stat st.
+func (n *Node) finishCreateStat(ctx context.Context, e *entry, st *unix.Stat_t, out *fuse.EntryOut) *fs.Inode {
+	n.rn.fillAttr(st, e.dirfd, e.cName, &out.Attr)
 	n.rn.touchAltIVs(e.dirfd)
-	return n.newChild(ctx, &st), nil
+	return n.newChild(ctx, st)
 }
 
 var _ = (fs.NodeMkdirer)((*Node)(nil))
@@ -312,11 +321,18 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if inherit {
 		return n.finishCreate(ctx, e, out)
 	}
+	want := mode | st.Mode&syscall.S_ISGID
+	if st.Mode&0o7777 == want {
+		// Created with the right mode already (the usual case: the
+		// daemon's umask is 0 and the mode includes 0700): the stat
+		// taken after the IV file was written is the entry's.
+		return n.finishCreateStat(ctx, e, &st, out), nil
+	}
 	// As the daemon, not the caller: a directory created in a
 	// set-group-ID directory keeps the inherited bit even when the caller
 	// is not a member of the group, as on a local filesystem, and a chmod
 	// by a non-member would drop it.
-	if err := syscallcompat.Fchmod(fd, mode|st.Mode&syscall.S_ISGID); err != nil {
+	if err := syscallcompat.Fchmod(fd, want); err != nil {
 		return failIV(err)
 	}
 	return n.finishCreate(ctx, e, out)
@@ -334,12 +350,22 @@ func (n *Node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
 		return syscall.EROFS
 	}
 	dir := n.relPath()
-	e, err := rn.child(dir, name)
+	// The regular name first, as in Unlink: a conflict copy or -badname
+	// name costs a stat of the entry and one of the directory to look
+	// for, which rm -rf would pay for every directory.
+	e, err := rn.childRegular(dir, name)
 	if err != nil {
 		return n.toErrno("Rmdir", err)
 	}
-	defer e.close()
+	defer func() { e.close() }()
 	err = rn.rmdirEntry(e)
+	if errors.Is(err, syscall.ENOENT) {
+		e.close()
+		if e, err = rn.child(dir, name); err != nil {
+			return n.toErrno("Rmdir", err)
+		}
+		err = rn.rmdirEntry(e)
+	}
 	rn.dirCache.invalidate(joinPath(dir, name))
 	return n.toErrno("Rmdir", err)
 }

@@ -101,6 +101,12 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 		return nil, 0, n.toErrno("Open", err)
 	}
 	if flags&syscall.O_TRUNC != 0 {
+		if rn.args.Writeback {
+			// The truncate moved the backing mtime, which the next
+			// page-cache write must keep (wbmtime.go), not an older one
+			// known from create or an earlier write.
+			n.mtime.forget()
+		}
 		if err := rn.killPrivFd(ctx, f.cf.Fd(), false); err != nil {
 			rn.releaseFile(f)
 			return nil, 0, n.toErrno("Open", err)
@@ -262,7 +268,12 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	rn.touchAltIVs(e.dirfd)
-	return n.newChild(ctx, st), f, nil
+	ch := n.newChild(ctx, st)
+	if cn, ok := ch.Operations().(*Node); ok && rn.args.Writeback {
+		// The stat just taken saves the first write its own (wbmtime.go).
+		cn.mtime.seed(st.Mtim)
+	}
+	return ch, f, nil
 }
 
 var _ = (fs.NodeReader)((*Node)(nil))
@@ -330,29 +341,6 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 		return uint32(nw), n.toErrno("Write", err)
 	}
 	return uint32(nw), 0
-}
-
-var _ = (fs.NodeFlusher)((*Node)(nil))
-
-// Flush is called on every close(2) of a descriptor. Closing a duplicate
-// of the backing fd gives a backing network filesystem its close-to-open
-// flush point without giving up the handle. A read-only handle wrote
-// nothing, so there is nothing to flush (NFS, for one, flushes only
-// writable files on close); its FLUSH only comes under the writeback
-// cache, which ignores FOPEN_NOFLUSH.
-func (n *Node) Flush(ctx context.Context, fh fs.FileHandle) (errno syscall.Errno) {
-	rn := n.rn
-	defer fuseutil.Recover(rn.log, "Flush", &errno)
-	rn.enter("Flush")
-	f, ok := fh.(*file)
-	if !ok || f.readOnly {
-		return 0
-	}
-	dup, err := syscallcompat.Dup(f.cf.Fd())
-	if err != nil {
-		return n.toErrno("Flush", err)
-	}
-	return n.toErrno("Flush", syscallcompat.Close(dup))
 }
 
 var _ = (fs.NodeFsyncer)((*Node)(nil))

@@ -84,22 +84,6 @@ func (rn *RootNode) killPrivFd(ctx context.Context, fd int, force bool) error {
 	return nil
 }
 
-// killPrivEntry is killPrivFd for a backing entry (truncate(2) by path,
-// where the kernel passes no handle).
-func (rn *RootNode) killPrivEntry(ctx context.Context, e *entry) error {
-	if !rn.asRoot {
-		return nil
-	}
-	var st unix.Stat_t
-	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
-		return err
-	}
-	if k, ok := killBits(ctx, &st); ok {
-		return syscallcompat.Fchmodat(e.dirfd, e.cName, k)
-	}
-	return nil
-}
-
 // killBits returns the new permission bits of a regular file and whether
 // they differ from the current ones.
 func killBits(ctx context.Context, st *unix.Stat_t) (uint32, bool) {

@@ -92,6 +92,10 @@ type Args struct {
 	// ACL: the mount has POSIX ACLs enabled (MountOptions.EnableAcl);
 	// see acl.go.
 	ACL bool
+	// KeepFlush answers FLUSH requests also where the backing filesystem
+	// needs no close-time flush (flush.go); tests use it to reach the
+	// FLUSH path on any filesystem.
+	KeepFlush bool
 	// Logger receives warnings and errors; nil discards them.
 	Logger *slog.Logger
 }
@@ -101,14 +105,17 @@ type Args struct {
 type RootNode struct {
 	Node
 
-	args     Args
-	nt       *nametransform.NameTransform
-	ce       *contentenc.ContentEnc
-	log      *slog.Logger
-	rootFd   int
-	rootRef  *dirRef // holds rootFd; released by Close
-	umask    uint32
-	asRoot   bool
+	args    Args
+	nt      *nametransform.NameTransform
+	ce      *contentenc.ContentEnc
+	log     *slog.Logger
+	rootFd  int
+	rootRef *dirRef // holds rootFd; released by Close
+	umask   uint32
+	asRoot  bool
+	// flush: FLUSH requests are answered, not refused with ENOSYS
+	// (flush.go).
+	flush    bool
 	inos     *inomap.Map
 	dirCache *dirCache
 	openDirs openDirs
@@ -167,6 +174,7 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		rootFd:   fd,
 		umask:    readUmask(),
 		asRoot:   os.Geteuid() == 0,
+		flush:    flushNeeded(args, fd),
 		inos:     inomap.New(st.Dev),
 		dirCache: newDirCache(args.SharedStorage),
 		table:    contentio.NewTable(),

@@ -2,6 +2,7 @@ package fusefrontend
 
 import (
 	"context"
+	"errors"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -20,6 +21,14 @@ var _ = (fs.NodeSetattrer)((*Node)(nil))
 // on unlinked files) or through an open handle of the directory (the
 // kernel sends none for fchmod), else on the backing entry without following
 // symlinks. A size change goes through contentio (docs/format.md 4.7).
+//
+// Under the writeback cache the kernel sends one for every unlink(2) of a
+// regular file (the ctime it keeps changed) and three per file tar
+// extracts (times, owner, mode), so the path case costs the changes and
+// one stat: the entry is taken under its regular name first and looked
+// for under a conflict or -badname name only when that name is gone (as
+// Unlink does), and set-id bits are cleared after the final stat, which
+// tells whether there are any.
 func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) (errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Setattr", &errno)
@@ -29,21 +38,31 @@ func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 	}
 	f, _ := fh.(*file)
 	var e *entry
+	p, regular := "", false
 	if f == nil {
 		if fd := rn.openDirs.dupFd(n); fd >= 0 {
 			// An open directory: act on the directory that was
 			// opened, which may no longer have a path.
 			e = &entry{dirfd: fd, cName: "."}
+		} else if n.orphan() {
+			// Unlinked and not open for writing (the kernel would
+			// have passed the handle): the kernel's ctime update
+			// after unlink(2), which has nothing left to change.
+			return syscall.ENOENT
 		} else {
 			var err error
-			if e, err = n.self(); err != nil {
+			p = n.relPath()
+			if p == "" {
+				e, err = rn.resolve(p)
+			} else {
+				e, err = rn.childRegular(splitPath(p))
+				regular = true
+			}
+			if err != nil {
 				return n.toErrno("Setattr", err)
 			}
 		}
-		defer e.close()
-	}
-	if err := rn.checkSetgid(ctx, f, e, in); err != nil {
-		return n.toErrno("Setattr", err)
+		defer func() { e.close() }()
 	}
 	if rn.args.Writeback && in.Valid&(fuse.FATTR_MTIME|fuse.FATTR_SIZE) != 0 {
 		// Exclude page-cache writes while the times change (wbmtime.go).
@@ -59,25 +78,77 @@ func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 			}()
 		}
 	}
-	if err := rn.setattr(ctx, f, e, in); err != nil {
-		return n.toErrno("Setattr", err)
-	}
-	var st unix.Stat_t
-	if f != nil {
-		if err := syscallcompat.Fstat(f.cf.Fd(), &st); err != nil {
+	changed, err := rn.setattrStat(ctx, f, e, in, out)
+	if regular && !changed && errors.Is(err, syscall.ENOENT) {
+		// Not under the regular name: a conflict copy or -badname
+		// name shown under this one (child), if any.
+		e.close()
+		if e, err = rn.child(splitPath(p)); err != nil {
 			return n.toErrno("Setattr", err)
 		}
-		rn.fillAttr(&st, -1, "", &out.Attr)
-		return 0
+		_, err = rn.setattrStat(ctx, f, e, in, out)
 	}
-	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
-		return n.toErrno("Setattr", err)
-	}
-	rn.fillAttr(&st, e.dirfd, e.cName, &out.Attr)
-	return 0
+	return n.toErrno("Setattr", err)
 }
 
-func (rn *RootNode) setattr(ctx context.Context, f *file, e *entry, in *fuse.SetAttrIn) error {
+// orphan reports whether n is in no directory: unlinked (or an O_TMPFILE
+// file, which has its own handling, or the root, which is neither).
+func (n *Node) orphan() bool {
+	if n.unnamed != nil || n.IsRoot() {
+		return false
+	}
+	_, p := n.Parent()
+	return p == nil
+}
+
+// setattrStat applies in to the handle f or the entry e and fills out with
+// the resulting attributes. changed reports whether anything was changed
+// before an error.
+func (rn *RootNode) setattrStat(ctx context.Context, f *file, e *entry, in *fuse.SetAttrIn, out *fuse.AttrOut) (changed bool, err error) {
+	if err := rn.checkSetgid(ctx, f, e, in); err != nil {
+		return false, err
+	}
+	if changed, err = rn.setattr(f, e, in); err != nil {
+		return changed, err
+	}
+	var st unix.Stat_t
+	stat := func() error {
+		if f != nil {
+			return syscallcompat.Fstat(f.cf.Fd(), &st)
+		}
+		return syscallcompat.Fstatat(e.dirfd, e.cName, &st)
+	}
+	if err := stat(); err != nil {
+		return changed, err
+	}
+	if in.Valid&fuse.FATTR_KILL_SUIDGID != 0 && rn.asRoot {
+		// An unprivileged chown or truncate (CAP_HANDLE_KILLPRIV_V2,
+		// killpriv.go); only a file with set-id bits needs a chmod.
+		if k, ok := killBits(ctx, &st); ok {
+			if f != nil {
+				err = syscallcompat.Fchmod(f.cf.Fd(), k)
+			} else {
+				err = syscallcompat.Fchmodat(e.dirfd, e.cName, k)
+			}
+			if err == nil {
+				err = stat()
+			}
+			if err != nil {
+				return true, err
+			}
+		}
+	}
+	if f != nil {
+		rn.fillAttr(&st, -1, "", &out.Attr)
+	} else {
+		rn.fillAttr(&st, e.dirfd, e.cName, &out.Attr)
+	}
+	return true, nil
+}
+
+// setattr makes the changes of in other than the set-id clearing; changed
+// reports whether one was made before an error.
+func (rn *RootNode) setattr(f *file, e *entry, in *fuse.SetAttrIn) (changed bool, err error) {
 	// Owner first: chown clears set-id bits that a chmod in the same
 	// request may set.
 	uid, uok := in.GetUID()
@@ -97,8 +168,9 @@ func (rn *RootNode) setattr(ctx context.Context, f *file, e *entry, in *fuse.Set
 			err = syscallcompat.Fchownat(e.dirfd, e.cName, u, g)
 		}
 		if err != nil {
-			return err
+			return changed, err
 		}
+		changed = true
 	}
 	if mode, ok := in.GetMode(); ok {
 		var err error
@@ -108,8 +180,9 @@ func (rn *RootNode) setattr(ctx context.Context, f *file, e *entry, in *fuse.Set
 			err = syscallcompat.Fchmodat(e.dirfd, e.cName, mode&0o7777)
 		}
 		if err != nil {
-			return err
+			return changed, err
 		}
+		changed = true
 	}
 	if size, ok := in.GetSize(); ok {
 		var err error
@@ -119,20 +192,9 @@ func (rn *RootNode) setattr(ctx context.Context, f *file, e *entry, in *fuse.Set
 			err = rn.truncateEntry(e, size)
 		}
 		if err != nil {
-			return err
+			return changed, err
 		}
-	}
-	if in.Valid&fuse.FATTR_KILL_SUIDGID != 0 {
-		// An unprivileged truncate (CAP_HANDLE_KILLPRIV_V2, killpriv.go).
-		var err error
-		if f != nil {
-			err = rn.killPrivFd(ctx, f.cf.Fd(), true)
-		} else {
-			err = rn.killPrivEntry(ctx, e)
-		}
-		if err != nil {
-			return err
-		}
+		changed = true
 	}
 	ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
 	set := false
@@ -152,13 +214,15 @@ func (rn *RootNode) setattr(ctx context.Context, f *file, e *entry, in *fuse.Set
 			ts[1] = unix.Timespec{Sec: int64(in.Mtime), Nsec: int64(in.Mtimensec)}
 		}
 	}
-	if set {
-		if f != nil {
-			return syscallcompat.FutimesNano(f.cf.Fd(), ts)
-		}
-		return syscallcompat.UtimesNanoAt(e.dirfd, e.cName, ts)
+	if !set {
+		return changed, nil
 	}
-	return nil
+	if f != nil {
+		err = syscallcompat.FutimesNano(f.cf.Fd(), ts)
+	} else {
+		err = syscallcompat.UtimesNanoAt(e.dirfd, e.cName, ts)
+	}
+	return changed || err == nil, err
 }
 
 // truncateEntry changes the plaintext size of a file that the kernel did

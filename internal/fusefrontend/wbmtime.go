@@ -93,3 +93,14 @@ func (m *mtimeKeeper) forget() {
 	m.valid = false
 	m.mu.Unlock()
 }
+
+// seed records ts, the backing mtime just read by whoever made the file,
+// as what the first page-cache write must leave, so that it need not read
+// it again; a value already known is kept.
+func (m *mtimeKeeper) seed(ts unix.Timespec) {
+	m.mu.Lock()
+	if !m.valid {
+		m.ts, m.valid = ts, true
+	}
+	m.mu.Unlock()
+}

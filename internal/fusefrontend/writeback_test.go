@@ -410,38 +410,67 @@ func TestWritebackKeepCache(t *testing.T) {
 // many pieces, rewritten and extended.
 func TestWritebackMtimeKept(t *testing.T) {
 	tf := mountFS(t, writebackCfg)
-	piece := make([]byte, 3000)
 	want := map[string]unix.Timespec{}
 	for i := range 12 {
 		name := fmt.Sprintf("f%d", i)
-		p := tf.path(name)
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j := range 40 * (i + 1) {
-			piece[0] = byte(j)
-			if _, err := f.WriteAt(piece, int64(j*len(piece)+i)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
-		var st unix.Stat_t
-		if err := unix.Stat(p, &st); err != nil {
-			t.Fatal(err)
-		}
-		want[name] = st.Mtim
+		writePieces(t, tf.path(name), os.O_CREATE, 40*(i+1), i)
+		want[name] = mtimeOf(t, tf.path(name))
 	}
+	tf.checkMtimes(t, want)
+}
+
+// writePieces opens p with flag|O_RDWR and writes n pieces of 3000 bytes
+// at 3000*j+off, then closes it.
+func writePieces(t *testing.T, p string, flag, n, off int) {
+	t.Helper()
+	piece := make([]byte, 3000)
+	f, err := os.OpenFile(p, flag|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range n {
+		piece[0] = byte(j)
+		if _, err := f.WriteAt(piece, int64(j*len(piece)+off)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mtimeOf(t *testing.T, p string) unix.Timespec {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Mtim
+}
+
+// checkMtimes compares the mtimes the mount showed with those a second,
+// uncached mount of the same CIPHERDIR sees.
+func (tf *testFS) checkMtimes(t *testing.T, want map[string]unix.Timespec) {
+	t.Helper()
 	other := mountExisting(t, testConfig{}, tf.cipher, false)
 	for name, ts := range want {
-		var st unix.Stat_t
-		if err := unix.Stat(other.path(name), &st); err != nil {
-			t.Fatal(err)
-		}
-		if st.Mtim != ts {
-			t.Errorf("%s: mtime %v through a second mount, the mount showed %v", name, st.Mtim, ts)
+		if got := mtimeOf(t, other.path(name)); got != ts {
+			t.Errorf("%s: mtime %v through a second mount, the mount showed %v", name, got, ts)
 		}
 	}
+}
+
+// TestWritebackMtimeKeptTrunc: as TestWritebackMtimeKept for files that
+// are created, written and then rewritten through an O_TRUNC open (the
+// truncate moves the backing mtime past the one known from the create).
+func TestWritebackMtimeKeptTrunc(t *testing.T) {
+	tf := mountFS(t, writebackCfg)
+	want := map[string]unix.Timespec{}
+	for i := range 6 {
+		name := fmt.Sprintf("t%d", i)
+		writePieces(t, tf.path(name), os.O_CREATE|os.O_EXCL, 20*(i+1), i)
+		writePieces(t, tf.path(name), os.O_TRUNC, 20*(i+1), i)
+		want[name] = mtimeOf(t, tf.path(name))
+	}
+	tf.checkMtimes(t, want)
 }
