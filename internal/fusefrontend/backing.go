@@ -35,6 +35,11 @@ type entry struct {
 	// stOK; stat uses it instead of asking again within one operation.
 	st   unix.Stat_t
 	stOK bool
+	// stErr, if set, is why the stat of cName taken while resolving the
+	// entry failed (ENOENT: no entry of any name stands for it); stat
+	// returns it instead of asking again, which saves a system call per
+	// lookup of a missing name (every create and untar does one).
+	stErr error
 }
 
 // stat stats the backing entry (its parent directory for the root).
@@ -42,6 +47,9 @@ func (e *entry) stat(st *unix.Stat_t) error {
 	if e.stOK {
 		*st = e.st
 		return nil
+	}
+	if e.stErr != nil {
+		return e.stErr
 	}
 	return syscallcompat.Fstatat(e.dirfd, e.cName, st)
 }
@@ -250,6 +258,42 @@ func (rn *RootNode) childRegular(relDir, name string) (*entry, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// withEntry runs fn on the backing entry of the plaintext path p, trying
+// the regular backing name first: fallbacks of child (-badname and sync
+// conflict names) only apply when no entry of the regular name exists,
+// and finding that out costs a stat up front. Only when fn fails with
+// ENOENT is it run again on the entry that child resolves (if that is
+// another one). fn must therefore fail without side effects on ENOENT.
+func (rn *RootNode) withEntry(p string, fn func(e *entry) error) error {
+	if p == "" {
+		e, err := rn.resolve(p)
+		if err != nil {
+			return err
+		}
+		defer e.close()
+		return fn(e)
+	}
+	dir, name := splitPath(p)
+	e, err := rn.childRegular(dir, name)
+	if err != nil {
+		return err
+	}
+	regular := e.cName
+	err = fn(e)
+	e.close()
+	if !errors.Is(err, syscall.ENOENT) {
+		return err
+	}
+	if e, err = rn.child(dir, name); err != nil {
+		return err
+	}
+	defer e.close()
+	if e.cName == regular {
+		return syscall.ENOENT
+	}
+	return fn(e)
 }
 
 // resolveBadName maps a name shown by -badname back to its backing entry,
