@@ -211,16 +211,39 @@ var zeroIV = make([]byte, nametransform.DirIVLen)
 
 // encryptName returns the backing name of plaintext name in a directory
 // with IV iv, and the full encrypted name if the backing name is hashed.
+// Names are remembered in rn.names (see nameMemo).
 func (rn *RootNode) encryptName(name string, iv []byte) (cName, longEnc string, err error) {
+	memo := !rn.nt.PlaintextNames() // nothing to save there
+	if memo {
+		if cName, longEnc, ok := rn.names.get(iv, name); ok {
+			return cName, longEnc, nil
+		}
+	}
 	enc, err := rn.nt.EncryptName(name, iv)
 	if err != nil {
 		return "", "", err
 	}
 	stored, long := rn.nt.HashIfLong(enc)
 	if long {
-		return stored, enc, nil
+		longEnc = enc
 	}
-	return stored, "", nil
+	if memo {
+		rn.names.put(iv, name, stored, longEnc)
+	}
+	return stored, longEnc, nil
+}
+
+// rememberListed puts a name that a listing decrypted into the memo, so
+// that the requests that follow a listing for its entries (GETXATTR of
+// "ls -l", LOOKUP, OPEN) need not encrypt it again. Only names stored
+// unhashed under the main IV qualify: decryption is strict (every accepted
+// name re-encrypts to itself), so cName is exactly what encryptName would
+// compute.
+func (rn *RootNode) rememberListed(iv []byte, name, cName string) {
+	if rn.nt.PlaintextNames() || len(cName) > rn.nt.LongNameMax() || nametransform.IsLongContent(cName) {
+		return
+	}
+	rn.names.put(iv, name, cName, "")
 }
 
 // child resolves the plaintext entry name inside the plaintext directory

@@ -96,6 +96,7 @@ func (rn *RootNode) readDir(dir string) (*listing, error) {
 			continue
 		}
 		shownNames[name] = true
+		rn.rememberListed(iv, name, de.Name)
 		rn.addDirEntry(l, dfd, &dst, de, name)
 	}
 	for i, de := range failed {

@@ -111,6 +111,8 @@ type RootNode struct {
 	asRoot   bool
 	inos     *inomap.Map
 	dirCache *dirCache
+	names    *nameMemo // backing names of plaintext names
+	xattrs   *nameMemo // encrypted xattr names
 	openDirs openDirs
 	altIVs   altIVCache
 	table    *contentio.Table
@@ -169,6 +171,8 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		asRoot:   os.Geteuid() == 0,
 		inos:     inomap.New(st.Dev),
 		dirCache: newDirCache(args.SharedStorage),
+		names:    newNameMemo(memoSlots),
+		xattrs:   newNameMemo(xattrMemoSlots),
 		table:    contentio.NewTable(),
 	}
 	rn.rootRef = newDirRef(fd)
