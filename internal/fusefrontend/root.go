@@ -117,6 +117,8 @@ type RootNode struct {
 	altIVs   altIVCache
 	table    *contentio.Table
 	warned   warnLog
+	// xattrAt reads attributes by parent fd and name (xattrfast.go).
+	xattrAt syscallcompat.XattrAt
 	// chmodLocks serializes the temporary chmods of openWriteOnly.
 	chmodLocks inodeLocks
 
