@@ -109,6 +109,7 @@ type RootNode struct {
 	rootRef  *dirRef // holds rootFd; released by Close
 	umask    uint32
 	asRoot   bool
+	daemon   daemonCred // the daemon's identity, for asCaller
 	inos     *inomap.Map
 	dirCache *dirCache
 	names    *nameMemo // backing names of plaintext names
@@ -176,6 +177,9 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		names:    newNameMemo(memoSlots),
 		xattrs:   newNameMemo(xattrMemoSlots),
 		table:    contentio.NewTable(),
+	}
+	if rn.asRoot && args.AllowOther {
+		rn.daemon = readDaemonCred()
 	}
 	rn.rootRef = newDirRef(fd)
 	rn.warned.init()
