@@ -32,7 +32,11 @@ func (n *Node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandl
 	fd := -1
 	err := rn.withEntry(n.relPath(), func(e *entry) error {
 		var err error
-		fd, err = syscallcompat.OpenDirAt(e.dirfd, e.cName)
+		// Listings read this fd (readDirFd): O_NOATIME under the
+		// noatime policy.
+		fd, err = rn.openNoatime(unix.O_RDONLY|unix.O_DIRECTORY, func(fl int) (int, error) {
+			return syscallcompat.Openat(e.dirfd, e.cName, fl, 0)
+		})
 		return err
 	})
 	if err != nil {
