@@ -97,8 +97,8 @@ type plusDir struct {
 	fd int // the backing directory (dirhandle.go)
 	mu sync.Mutex
 	ds fs.DirStream
-	// listed: fd was read to its end by a listing, so it must be
-	// rewound before the next.
+	// listed: fd was read by a listing, so it must be rewound before
+	// the next.
 	listed bool
 }
 
@@ -113,18 +113,19 @@ var (
 // stream returns the listing, reading the directory on first use.
 func (d *plusDir) stream(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if d.ds == nil {
-		// The listing reads the handle's own fd (readDirFd).
+		// The listing reads the handle's own fd (readDirFd); any
+		// attempt, also a failed one, may have moved its offset.
 		if d.listed {
 			if _, err := unix.Seek(d.fd, 0, io.SeekStart); err != nil {
 				return nil, d.n.toErrno("Readdir", err)
 			}
 		}
+		d.listed = true
 		ds, errno := d.n.readdir(d.fd)
 		if errno != 0 {
 			return nil, errno
 		}
 		d.ds = ds
-		d.listed = true
 	}
 	return d.ds, 0
 }
