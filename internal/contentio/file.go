@@ -51,21 +51,19 @@ type File struct {
 // and it must not use O_APPEND (see Append). On success the File owns fd and
 // Close closes it; on error the caller keeps ownership.
 func Open(t *Table, ce *contentenc.ContentEnc, fd int, opts Options) (*File, error) {
-	return OpenStat(t, ce, fd, opts, nil)
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(fd, &st); err != nil {
+		return nil, opError("fstat", err)
+	}
+	return OpenStat(t, ce, fd, &st, opts)
 }
 
-// OpenStat is Open that also stores the fstat(2) of fd it makes in *st
-// (unless st is nil), for a caller that needs the attributes of a file it
-// just created without asking the backing filesystem again.
-func OpenStat(t *Table, ce *contentenc.ContentEnc, fd int, opts Options, st *unix.Stat_t) (*File, error) {
+// OpenStat is Open for a caller that has just taken the stat st of fd's
+// inode (syscallcompat.OpenRegularAt hands it out), which saves the fstat
+// per open. Only the type and the inode identity are taken from st.
+func OpenStat(t *Table, ce *contentenc.ContentEnc, fd int, st *unix.Stat_t, opts Options) (*File, error) {
 	if t == nil || ce == nil {
 		return nil, fmt.Errorf("contentio: Open: nil table or content encryption: %w", syscall.EINVAL)
-	}
-	if st == nil {
-		st = new(unix.Stat_t)
-	}
-	if err := syscallcompat.Fstat(fd, st); err != nil {
-		return nil, opError("fstat", err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, fmt.Errorf("contentio: Open: fd %d is not a regular file: %w", fd, syscall.EINVAL)

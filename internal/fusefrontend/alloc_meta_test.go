@@ -20,9 +20,10 @@ import (
 // EME would bring both paths down to the entry, the name strings and the
 // listing's slices).
 const (
-	// statPath of a file in a cached directory (one-block name): the
-	// entry, its backing name (EME encryption, base64).
-	maxAllocsStat = 11
+	// statPath of a file in a cached directory whose name was resolved
+	// before: the entry (its backing name comes from the name memo; an
+	// EME encryption and base64 took 9 more).
+	maxAllocsStat = 4
 	// readDir per listed entry (one-block names): the decrypted name
 	// (base64 decoding, EME decryption, unpadding), the getdents record
 	// and its share of the listing's slices.

@@ -35,6 +35,11 @@ type entry struct {
 	// stOK; stat uses it instead of asking again within one operation.
 	st   unix.Stat_t
 	stOK bool
+	// stErr, if set, is why the stat of cName taken while resolving the
+	// entry failed (ENOENT: no entry of any name stands for it); stat
+	// returns it instead of asking again, which saves a system call per
+	// lookup of a missing name (every create and untar does one).
+	stErr error
 }
 
 // stat stats the backing entry (its parent directory for the root).
@@ -42,6 +47,9 @@ func (e *entry) stat(st *unix.Stat_t) error {
 	if e.stOK {
 		*st = e.st
 		return nil
+	}
+	if e.stErr != nil {
+		return e.stErr
 	}
 	return syscallcompat.Fstatat(e.dirfd, e.cName, st)
 }
@@ -203,16 +211,39 @@ var zeroIV = make([]byte, nametransform.DirIVLen)
 
 // encryptName returns the backing name of plaintext name in a directory
 // with IV iv, and the full encrypted name if the backing name is hashed.
+// Names are remembered in rn.names (see nameMemo).
 func (rn *RootNode) encryptName(name string, iv []byte) (cName, longEnc string, err error) {
+	memo := !rn.nt.PlaintextNames() // nothing to save there
+	if memo {
+		if cName, longEnc, ok := rn.names.get(iv, name); ok {
+			return cName, longEnc, nil
+		}
+	}
 	enc, err := rn.nt.EncryptName(name, iv)
 	if err != nil {
 		return "", "", err
 	}
 	stored, long := rn.nt.HashIfLong(enc)
 	if long {
-		return stored, enc, nil
+		longEnc = enc
 	}
-	return stored, "", nil
+	if memo {
+		rn.names.put(iv, name, stored, longEnc)
+	}
+	return stored, longEnc, nil
+}
+
+// rememberListed puts a name that a listing decrypted into the memo, so
+// that the requests that follow a listing for its entries (GETXATTR of
+// "ls -l", LOOKUP, OPEN) need not encrypt it again. Only names stored
+// unhashed under the main IV qualify: decryption is strict (every accepted
+// name re-encrypts to itself), so cName is exactly what encryptName would
+// compute.
+func (rn *RootNode) rememberListed(iv []byte, name, cName string) {
+	if rn.nt.PlaintextNames() || len(cName) > rn.nt.LongNameMax() || nametransform.IsLongContent(cName) {
+		return
+	}
+	rn.names.put(iv, name, cName, "")
 }
 
 // child resolves the plaintext entry name inside the plaintext directory
@@ -250,6 +281,42 @@ func (rn *RootNode) childRegular(relDir, name string) (*entry, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// withEntry runs fn on the backing entry of the plaintext path p, trying
+// the regular backing name first: fallbacks of child (-badname and sync
+// conflict names) only apply when no entry of the regular name exists,
+// and finding that out costs a stat up front. Only when fn fails with
+// ENOENT is it run again on the entry that child resolves (if that is
+// another one). fn must therefore fail without side effects on ENOENT.
+func (rn *RootNode) withEntry(p string, fn func(e *entry) error) error {
+	if p == "" {
+		e, err := rn.resolve(p)
+		if err != nil {
+			return err
+		}
+		defer e.close()
+		return fn(e)
+	}
+	dir, name := splitPath(p)
+	e, err := rn.childRegular(dir, name)
+	if err != nil {
+		return err
+	}
+	regular := e.cName
+	err = fn(e)
+	e.close()
+	if !errors.Is(err, syscall.ENOENT) {
+		return err
+	}
+	if e, err = rn.child(dir, name); err != nil {
+		return err
+	}
+	defer e.close()
+	if e.cName == regular {
+		return syscall.ENOENT
+	}
+	return fn(e)
 }
 
 // resolveBadName maps a name shown by -badname back to its backing entry,

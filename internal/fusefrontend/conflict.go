@@ -179,7 +179,9 @@ func (rn *RootNode) resolveConflict(e *entry) {
 	}
 	if found != nil {
 		e.cName, e.longEnc, e.longBase = found.cName, found.longEnc, found.longBase
+		return
 	}
+	e.stErr = err
 }
 
 // longNameShared reports whether a conflict copy of the hashed long name

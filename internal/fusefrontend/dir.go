@@ -25,10 +25,22 @@ var _ = (fs.NodeReaddirer)((*Node)(nil))
 // Directory-entry inode numbers are translated like those of Lookup, so
 // READDIRPLUS agrees with this list.
 func (n *Node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errno) {
+	return n.readdir(-1)
+}
+
+// readdir is Readdir through the backing directory fd of an open
+// directory handle, or through a fresh fd if fd is -1.
+func (n *Node) readdir(fd int) (ds fs.DirStream, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Readdir", &errno)
 	rn.enter("Readdir")
-	l, err := rn.readDir(n.relPath())
+	var l *listing
+	var err error
+	if fd < 0 {
+		l, err = rn.readDir(n.relPath())
+	} else {
+		l, err = rn.readDirFd(n.relPath(), fd)
+	}
 	if err != nil {
 		return nil, n.toErrno("Readdir", err)
 	}
@@ -55,12 +67,38 @@ func (rn *RootNode) readDir(dir string) (*listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			syscallcompat.Close(dfd)
-		}
-	}()
+	l, err := rn.listDir(dir, dfd, iv)
+	if err != nil {
+		syscallcompat.Close(dfd)
+		return nil, err
+	}
+	return l, nil
+}
+
+// readDirFd is readDir through dfd, the backing directory fd of an open
+// directory handle, positioned at its start; the listing borrows it and
+// never closes it. This saves opening and closing the directory once more
+// per listing. The IV is that of the directory at the plaintext path
+// dir, which is the directory of the handle unless someone renamed it
+// behind the mount's back in between (then, as when listing by path at
+// that moment, names may not decrypt).
+func (rn *RootNode) readDirFd(dir string, dfd int) (*listing, error) {
+	ref, iv, err := rn.openDirRef(dir)
+	if err != nil {
+		return nil, err
+	}
+	ref.release()
+	l, err := rn.listDir(dir, dfd, iv)
+	if err != nil {
+		return nil, err
+	}
+	l.borrowed = true
+	return l, nil
+}
+
+// listDir reads and decrypts the backing directory dfd (from its current
+// offset) of the plaintext directory dir, whose IV is iv.
+func (rn *RootNode) listDir(dir string, dfd int, iv []byte) (*listing, error) {
 	var dst unix.Stat_t
 	if err := syscallcompat.Fstat(dfd, &dst); err != nil {
 		return nil, err
@@ -96,6 +134,7 @@ func (rn *RootNode) readDir(dir string) (*listing, error) {
 			continue
 		}
 		shownNames[name] = true
+		rn.rememberListed(iv, name, de.Name)
 		rn.addDirEntry(l, dfd, &dst, de, name)
 	}
 	for i, de := range failed {
@@ -112,7 +151,6 @@ func (rn *RootNode) readDir(dir string) (*listing, error) {
 		shownNames[name] = true
 		rn.addDirEntry(l, dfd, &dst, de, name)
 	}
-	ok = true
 	return l, nil
 }
 

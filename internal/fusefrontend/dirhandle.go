@@ -27,14 +27,20 @@ func (n *Node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandl
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Opendir", &errno)
 	rn.enter("Opendir")
-	e, err := n.self()
+	// The regular name first: the conflict-name fallbacks of child
+	// cost a stat per OPENDIR.
+	fd := -1
+	err := rn.withEntry(n.relPath(), func(e *entry) error {
+		var err error
+		// Listings read this fd (readDirFd): O_NOATIME under the
+		// noatime policy.
+		fd, err = rn.openNoatime(unix.O_RDONLY|unix.O_DIRECTORY, func(fl int) (int, error) {
+			return syscallcompat.Openat(e.dirfd, e.cName, fl, 0)
+		})
+		return err
+	})
 	if err != nil {
 		return nil, 0, n.toErrno("Opendir", n.staleIfOrphan(err))
-	}
-	defer e.close()
-	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)
-	if err != nil {
-		return nil, 0, n.toErrno("Opendir", err)
 	}
 	d := &plusDir{n: n, fd: fd}
 	rn.openDirs.add(n, d)

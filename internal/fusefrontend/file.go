@@ -51,6 +51,13 @@ type file struct {
 // that lacks owner-read permission (a write-only 0200 file): see
 // openWriteOnly. As root the open succeeds without this.
 func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error) {
+	var st unix.Stat_t
+	return rn.openBackingStat(dirfd, cName, flags, &st)
+}
+
+// openBackingStat is openBacking that also fills st with the stat of the
+// opened file (see syscallcompat.OpenRegularAt).
+func (rn *RootNode) openBackingStat(dirfd int, cName string, flags int, st *unix.Stat_t) (int, error) {
 	bflags := unix.O_RDONLY
 	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0 {
 		bflags = unix.O_RDWR
@@ -60,18 +67,38 @@ func (rn *RootNode) openBacking(dirfd int, cName string, flags int) (int, error)
 	// backing entry may have been replaced by a FIFO (whose open would
 	// block this request forever) or a device node.
 	fd, err := rn.openNoatime(bflags, func(fl int) (int, error) {
-		return syscallcompat.OpenFileAt(dirfd, cName, fl)
+		return syscallcompat.OpenRegularAt(dirfd, cName, fl, st)
 	})
 	if !errors.Is(err, syscall.EACCES) || bflags&unix.O_ACCMODE != unix.O_RDWR {
 		return fd, err
 	}
-	return rn.openWriteOnly(dirfd, cName, bflags, err)
+	if fd, err = rn.openWriteOnly(dirfd, cName, bflags, err); err != nil {
+		return -1, err
+	}
+	if err := syscallcompat.Fstat(fd, st); err != nil {
+		syscallcompat.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // newFile wraps a backing fd in a file handle and counts it as open; st,
-// unless nil, receives the fd's attributes. On error fd is closed.
+// unless nil, receives the fd's attributes (the one fstat of the open).
+// On error fd is closed.
 func (rn *RootNode) newFile(fd int, flags uint32, st *unix.Stat_t) (*file, error) {
-	cf, err := contentio.OpenStat(rn.table, rn.ce, fd, contentio.Options{NoPrealloc: rn.args.NoPrealloc, SharedStorage: rn.args.SharedStorage, Logger: rn.log}, st)
+	if st == nil {
+		st = new(unix.Stat_t)
+	}
+	if err := syscallcompat.Fstat(fd, st); err != nil {
+		syscallcompat.Close(fd)
+		return nil, err
+	}
+	return rn.newFileStat(fd, st, flags)
+}
+
+// newFileStat is newFile for a caller that holds the stat st of fd.
+func (rn *RootNode) newFileStat(fd int, st *unix.Stat_t, flags uint32) (*file, error) {
+	cf, err := contentio.OpenStat(rn.table, rn.ce, fd, st, contentio.Options{NoPrealloc: rn.args.NoPrealloc, SharedStorage: rn.args.SharedStorage, Logger: rn.log})
 	if err != nil {
 		syscallcompat.Close(fd)
 		return nil, err
@@ -96,10 +123,12 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Open", &errno)
 	rn.enter("Open")
-	f, err := n.open(int(flags))
+	var st unix.Stat_t
+	f, err := n.open(int(flags), &st)
 	if err != nil {
 		return nil, 0, n.toErrno("Open", err)
 	}
+	fuseFlags = rn.openFlags()
 	if flags&syscall.O_TRUNC != 0 {
 		if rn.args.Writeback {
 			// The truncate moved the backing mtime, which the next
@@ -111,8 +140,10 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 			rn.releaseFile(f)
 			return nil, 0, n.toErrno("Open", err)
 		}
+		// st predates the truncation, which changed the content: the
+		// page cache is never kept (the truncation changed ctime, so the
+		// stamp would not have matched either).
 	}
-	fuseFlags = rn.openFlags()
 	if f.readOnly && !rn.args.Writeback {
 		// No FLUSH round trip for the close of a handle that has
 		// nothing to flush (see Flush). The kernel ignores the flag
@@ -120,28 +151,32 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 		// inode's dirty pages back.
 		fuseFlags |= fuse.FOPEN_NOFLUSH
 	}
-	if n.keepCache(f.cf.Fd()) {
+	if flags&syscall.O_TRUNC == 0 && n.keepCache(&st) {
 		fuseFlags |= fuse.FOPEN_KEEP_CACHE
 		f.stampCurrent = flags&syscall.O_ACCMODE == syscall.O_RDONLY
 	}
 	return f, fuseFlags, 0
 }
 
-func (n *Node) open(flags int) (*file, error) {
+// open opens n's backing file for a plaintext open with flags and fills st
+// with its stat taken at the open. The regular backing name is tried
+// first (withEntry): a file that exists under it opens in four system
+// calls (see syscallcompat.OpenRegularAt).
+func (n *Node) open(flags int, st *unix.Stat_t) (*file, error) {
 	rn := n.rn
 	if rn.args.ReadOnly && (flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0) {
 		return nil, syscall.EROFS
 	}
-	e, err := n.self()
+	fd := -1
+	err := rn.withEntry(n.relPath(), func(e *entry) error {
+		var err error
+		fd, err = rn.openBackingStat(e.dirfd, e.cName, flags, st)
+		return err
+	})
 	if err != nil {
 		return nil, n.staleIfOrphan(err)
 	}
-	defer e.close()
-	fd, err := rn.openBacking(e.dirfd, e.cName, flags)
-	if err != nil {
-		return nil, err
-	}
-	f, err := rn.newFile(fd, uint32(flags), nil)
+	f, err := rn.newFileStat(fd, st, uint32(flags))
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/syscallcompat"
 	"gocryptfs/internal/testutil"
 )
 
@@ -256,5 +257,36 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDaemonCredSame: the identity switch is skipped only for a caller
+// whose uid, gid and set of groups (in any order) are the daemon's.
+func TestDaemonCredSame(t *testing.T) {
+	d := daemonCred{ok: true, uid: 0, gid: 0, groups: []uint32{0, 10, 20}}
+	cases := []struct {
+		c    syscallcompat.Cred
+		want bool
+	}{
+		{syscallcompat.Cred{Uid: 0, Gid: 0, Groups: []uint32{0, 10, 20}}, true},
+		{syscallcompat.Cred{Uid: 0, Gid: 0, Groups: []uint32{20, 0, 10}}, true},
+		{syscallcompat.Cred{Uid: 0, Gid: 0, Groups: []uint32{0, 10}}, false},
+		{syscallcompat.Cred{Uid: 0, Gid: 0, Groups: []uint32{0, 10, 21}}, false},
+		{syscallcompat.Cred{Uid: 0, Gid: 5, Groups: []uint32{0, 10, 20}}, false},
+		{syscallcompat.Cred{Uid: 1000, Gid: 0, Groups: []uint32{0, 10, 20}}, false},
+	}
+	for _, c := range cases {
+		if got := d.same(c.c); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.c, got, c.want)
+		}
+	}
+	if (&daemonCred{}).same(syscallcompat.Cred{}) {
+		t.Error("an unread daemon identity matched")
+	}
+	// The process's own identity, as procGroups reads it, matches.
+	self := readDaemonCred()
+	c := syscallcompat.Cred{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid()), Groups: procGroups(uint32(os.Getpid()), uint32(os.Getegid()))}
+	if !self.same(c) {
+		t.Errorf("own identity %+v does not match %+v", c, self)
 	}
 }

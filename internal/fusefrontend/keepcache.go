@@ -25,9 +25,9 @@ func stampOf(st *unix.Stat_t) cacheStamp {
 	return cacheStamp{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
 }
 
-// keepCache reports whether an open of n through the backing fd may keep
-// the kernel's page cache.
-func (n *Node) keepCache(fd int) bool {
+// keepCache reports whether an open of n whose backing file has the stat
+// st (taken at the open) may keep the kernel's page cache.
+func (n *Node) keepCache(st *unix.Stat_t) bool {
 	if !n.rn.args.Writeback {
 		return false
 	}
@@ -35,11 +35,7 @@ func (n *Node) keepCache(fd int) bool {
 	if old == nil {
 		return false
 	}
-	var st unix.Stat_t
-	if syscallcompat.Fstat(fd, &st) != nil {
-		return false
-	}
-	return *old == stampOf(&st)
+	return *old == stampOf(st)
 }
 
 // rememberStamp records the backing file's state when a handle is

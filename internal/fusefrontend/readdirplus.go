@@ -2,6 +2,7 @@ package fusefrontend
 
 import (
 	"context"
+	"io"
 	"sync"
 	"syscall"
 
@@ -30,6 +31,9 @@ type listing struct {
 	cNames []string        // backing name of each entry of ents
 	idx    int             // next entry to produce
 	closed bool
+	// borrowed: dfd belongs to the open directory handle (plusDir),
+	// which closes it.
+	borrowed bool
 }
 
 var (
@@ -61,7 +65,9 @@ func (l *listing) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 func (l *listing) Close() {
 	if !l.closed {
 		l.closed = true
-		syscallcompat.Close(l.dfd)
+		if !l.borrowed {
+			syscallcompat.Close(l.dfd)
+		}
 	}
 }
 
@@ -91,6 +97,9 @@ type plusDir struct {
 	fd int // the backing directory (dirhandle.go)
 	mu sync.Mutex
 	ds fs.DirStream
+	// listed: fd was read by a listing, so it must be rewound before
+	// the next.
+	listed bool
 }
 
 var (
@@ -104,7 +113,15 @@ var (
 // stream returns the listing, reading the directory on first use.
 func (d *plusDir) stream(ctx context.Context) (fs.DirStream, syscall.Errno) {
 	if d.ds == nil {
-		ds, errno := d.n.Readdir(ctx)
+		// The listing reads the handle's own fd (readDirFd); any
+		// attempt, also a failed one, may have moved its offset.
+		if d.listed {
+			if _, err := unix.Seek(d.fd, 0, io.SeekStart); err != nil {
+				return nil, d.n.toErrno("Readdir", err)
+			}
+		}
+		d.listed = true
+		ds, errno := d.n.readdir(d.fd)
 		if errno != 0 {
 			return nil, errno
 		}

@@ -113,15 +113,20 @@ type RootNode struct {
 	rootRef *dirRef // holds rootFd; released by Close
 	umask   uint32
 	asRoot  bool
+	daemon  daemonCred // the daemon's identity, for asCaller
 	// flush: FLUSH requests are answered, not refused with ENOSYS
 	// (flush.go).
 	flush    bool
 	inos     *inomap.Map
 	dirCache *dirCache
+	names    *nameMemo // backing names of plaintext names
+	xattrs   *nameMemo // encrypted xattr names
 	openDirs openDirs
 	altIVs   altIVCache
 	table    *contentio.Table
 	warned   warnLog
+	// xattrAt reads attributes by parent fd and name (xattrfast.go).
+	xattrAt syscallcompat.XattrAt
 	// chmodLocks serializes the temporary chmods of openWriteOnly.
 	chmodLocks inodeLocks
 
@@ -177,7 +182,12 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		flush:    flushNeeded(args, fd),
 		inos:     inomap.New(st.Dev),
 		dirCache: newDirCache(args.SharedStorage),
+		names:    newNameMemo(memoSlots),
+		xattrs:   newNameMemo(xattrMemoSlots),
 		table:    contentio.NewTable(),
+	}
+	if rn.asRoot && args.AllowOther {
+		rn.daemon = readDaemonCred()
 	}
 	rn.rootRef = newDirRef(fd)
 	rn.warned.init()

@@ -28,6 +28,21 @@ import (
 
 const securityCapability = "security.capability"
 
+// encryptXattrName returns the backing name of the attribute attr,
+// remembered in rn.xattrs (it is a pure function of the key and attr): the
+// same few names are asked for on every file.
+func (rn *RootNode) encryptXattrName(attr string) (string, error) {
+	if c, _, ok := rn.xattrs.get(nil, attr); ok {
+		return c, nil
+	}
+	c, err := rn.nt.EncryptXattrName(attr)
+	if err != nil {
+		return "", err
+	}
+	rn.xattrs.put(nil, attr, c, "")
+	return c, nil
+}
+
 // withPathFd runs fn with an O_PATH fd of n's backing entry.
 func (n *Node) withPathFd(fn func(fd int) error) error {
 	e, err := n.self()
@@ -58,7 +73,7 @@ func (n *Node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 		// backing lookup keeps writes fast.
 		return 0, syscall.EOPNOTSUPP
 	}
-	cAttr, err := rn.nt.EncryptXattrName(attr)
+	cAttr, err := rn.encryptXattrName(attr)
 	if err != nil {
 		return 0, n.toErrno("Getxattr", err)
 	}
@@ -106,7 +121,7 @@ func (n *Node) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	cAttr, err := rn.nt.EncryptXattrName(attr)
+	cAttr, err := rn.encryptXattrName(attr)
 	if err != nil {
 		return n.toErrno("Setxattr", err)
 	}
@@ -138,7 +153,7 @@ func (n *Node) Removexattr(ctx context.Context, attr string) (errno syscall.Errn
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	cAttr, err := rn.nt.EncryptXattrName(attr)
+	cAttr, err := rn.encryptXattrName(attr)
 	if err != nil {
 		return n.toErrno("Removexattr", err)
 	}

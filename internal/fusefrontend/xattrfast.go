@@ -3,15 +3,13 @@ package fusefrontend
 import (
 	"errors"
 	"syscall"
-
-	"golang.org/x/sys/unix"
-
-	"gocryptfs/internal/syscallcompat"
 )
 
-// getxattrFast reads the backing attribute cAttr of n with one lgetxattr
-// on /proc/self/fd/<parent fd>/<backing name> instead of opening an O_PATH
-// handle, reading through it and closing it. "ls -l" asks for
+// getxattrFast reads the backing attribute cAttr of n with one
+// getxattrat relative to the cached parent fd (lgetxattr on
+// /proc/self/fd/<parent fd>/<backing name> before Linux 6.13, see
+// syscallcompat.XattrAt) instead of opening an O_PATH handle, reading
+// through it and closing it. "ls -l" asks for
 // security.selinux and system.posix_acl_access of every file, nearly
 // always in vain, so this saves three system calls per request (the
 // resolving stat, open and close). The name is a single component and the
@@ -27,9 +25,7 @@ func (n *Node) getxattrFast(cAttr string) (val []byte, handled bool, err error) 
 	}
 	defer ref.release()
 	var buf [256]byte
-	sz, err := syscallcompat.RetryInt(func() (int, error) {
-		return unix.Lgetxattr(syscallcompat.ProcFdPath(ref.fd)+"/"+cName, cAttr, buf[:])
-	})
+	sz, err := n.rn.xattrAt.Lgetxattr(ref.fd, cName, cAttr, buf[:])
 	switch {
 	case err == nil:
 		return append([]byte(nil), buf[:sz]...), true, nil

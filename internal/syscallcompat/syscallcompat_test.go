@@ -330,8 +330,9 @@ func TestOpenFileAt(t *testing.T) {
 				done := make(chan struct{})
 				var fd int
 				var err error
+				var st unix.Stat_t
 				go func() {
-					fd, err = openFileAt(dfd, c.name, c.flags, via.proc)
+					fd, err = openFileAt(dfd, c.name, c.flags, &st, via.proc)
 					close(done)
 				}()
 				select {
@@ -356,6 +357,11 @@ func TestOpenFileAt(t *testing.T) {
 				if err != nil {
 					t.Errorf("%s %#x: %v", c.name, c.flags, err)
 					continue
+				}
+				// The stat handed back is that of the opened inode.
+				var fst unix.Stat_t
+				if err := unix.Fstat(fd, &fst); err != nil || fst.Ino != st.Ino || fst.Dev != st.Dev || st.Size != 3 || st.Mode&unix.S_IFMT != unix.S_IFREG {
+					t.Errorf("%s: stat ino %d size %d mode %#o, fd has ino %d (%v)", c.name, st.Ino, st.Size, st.Mode, fst.Ino, err)
 				}
 				fl, _ := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 				if fl&unix.O_ACCMODE != c.flags&unix.O_ACCMODE || fl&unix.O_NONBLOCK != 0 {
