@@ -277,11 +277,12 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 	}
 	if rn.args.Writeback && !f.direct {
 		// A write-back from the page cache: keep the kernel's mtime.
-		ts, err := n.mtime.hold(f.cf.Fd())
+		mt := n.mtime()
+		ts, err := mt.hold(f.cf.Fd())
 		if err != nil {
 			return 0, n.toErrno("Write", err)
 		}
-		defer n.mtime.mu.RUnlock()
+		defer mt.mu.RUnlock()
 		nw, err := f.cf.WriteAt(data, off)
 		if nw > 0 {
 			err = errors.Join(err, restoreMtime(f.cf.Fd(), ts))
@@ -292,7 +293,7 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 		return uint32(nw), 0
 	}
 	if rn.args.Writeback {
-		defer n.mtime.forget()
+		defer n.mtime().forget()
 	}
 	var nw int
 	var err error
@@ -386,7 +387,7 @@ func (n *Node) Allocate(ctx context.Context, fh fs.FileHandle, off uint64, size 
 	defer fuseutil.Recover(rn.log, "Allocate", &errno)
 	rn.enter("Allocate")
 	if rn.args.Writeback {
-		defer n.mtime.forget() // the backing mtime is now the one to keep
+		defer n.mtime().forget() // the backing mtime is now the one to keep
 	}
 	f, ok := fh.(*file)
 	if !ok {
