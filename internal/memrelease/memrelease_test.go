@@ -1,6 +1,7 @@
 package memrelease
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -35,4 +36,55 @@ func TestWatchStops(t *testing.T) {
 	}()
 	close(stop)
 	<-done
+}
+
+// TestGCTarget: GOGC 50 from a 20 MiB live heap, 100 again below 16 MiB,
+// unchanged in between.
+func TestGCTarget(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		cur  int
+		live uint64
+		want int
+	}{
+		{100, 0, 100}, {100, 19 * mib, 100}, {100, 20 * mib, 50}, {50, 200 * mib, 50},
+		{50, 18 * mib, 50}, {50, 16 * mib, 50}, {50, 16*mib - 1, 100},
+	} {
+		if got := gcTarget(c.cur, c.live); got != c.want {
+			t.Errorf("gcTarget(%d, %d MiB) = %d, want %d", c.cur, c.live/mib, got, c.want)
+		}
+	}
+}
+
+// TestWorthReleasing: a release needs 4 MiB and half the live heap
+// allocated since the last one.
+func TestWorthReleasing(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		allocated, live uint64
+		want            bool
+	}{
+		{0, 0, false}, {4*mib - 1, 1 * mib, false}, {4 * mib, 1 * mib, true},
+		{10 * mib, 30 * mib, false}, {15 * mib, 30 * mib, true},
+	} {
+		if got := worthReleasing(c.allocated, c.live); got != c.want {
+			t.Errorf("worthReleasing(%d, %d) = %v, want %v", c.allocated, c.live, got, c.want)
+		}
+	}
+}
+
+// TestHeapStats: the runtime knows both metrics Watch reads.
+func TestHeapStats(t *testing.T) {
+	var h heapStats
+	buf := make([]byte, 1<<20)
+	h.read()
+	if h.allocs < uint64(len(buf)) {
+		t.Errorf("allocs = %d after allocating %d bytes", h.allocs, len(buf))
+	}
+	runtime.GC()
+	h.read()
+	if h.live == 0 {
+		t.Error("live heap 0 after a collection")
+	}
+	runtime.KeepAlive(buf)
 }
