@@ -29,7 +29,7 @@ func (n *Node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandl
 	rn.enter("Opendir")
 	e, err := n.self()
 	if err != nil {
-		return nil, 0, n.toErrno("Opendir", n.staleIfOrphan(err))
+		return nil, 0, n.toErrno("Opendir", err)
 	}
 	defer e.close()
 	fd, err := syscallcompat.OpenDirAt(e.dirfd, e.cName)

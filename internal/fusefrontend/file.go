@@ -107,7 +107,7 @@ func (n *Node) open(flags int) (*file, error) {
 	}
 	e, err := n.self()
 	if err != nil {
-		return nil, n.staleIfOrphan(err)
+		return nil, err
 	}
 	defer e.close()
 	fd, err := rn.openBacking(e.dirfd, e.cName, flags)
