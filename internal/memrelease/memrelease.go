@@ -14,9 +14,12 @@
 //
 // With the default GOGC of 100 the heap grows to twice the live heap
 // before the next collection: with tens of MiB of inodes that is tens of
-// MiB of garbage in RSS during a burst. Watch lowers the GC target to 50
-// while the live heap is large (the collections cost little next to the
-// requests that made the heap large) and back to 100 when it shrinks.
+// MiB of garbage in RSS during a burst, and the inodes made meanwhile
+// land in pages shared with that garbage, which stay resident after it
+// is freed. Watch sets GOGC 50. Measured on a recursive stat of 60,000
+// files, means of 4 runs: RSS at the end of it 48.6 -> 44.6 MiB, after
+// the release 42.4 -> 40.1 MiB; daemon CPU 0.56 -> 0.68 s (GOGC 25 kept
+// about as much and cost 0.84 s).
 package memrelease
 
 import (
@@ -34,19 +37,14 @@ type Options struct {
 	// Interval is how long the counter must stand still after growing
 	// (default 0.5 s).
 	Interval time.Duration
-	// TuneGC lets Watch set the GC target (debug.SetGCPercent); leave it
-	// off when the user chose one (GOGC in the environment).
+	// TuneGC lets Watch set the GC target (debug.SetGCPercent) while it
+	// runs; leave it off when the user chose one (GOGC in the
+	// environment).
 	TuneGC bool
 }
 
 const (
-	// largeHeap is the live heap from which the GC target is lowered.
-	largeHeap = 20 << 20
-	// smallHeap is the live heap below which it is raised again (less
-	// than largeHeap so that a heap near the limit does not flip).
-	smallHeap = 16 << 20
-	// lowGOGC is the GC target for a large heap; defaultGOGC the Go
-	// default.
+	// lowGOGC is the GC target Watch sets, defaultGOGC the Go default.
 	lowGOGC, defaultGOGC = 50, 100
 	// minGarbage is the least allocation since the last release that
 	// makes a release worthwhile.
@@ -65,23 +63,17 @@ func Watch(o Options, stop <-chan struct{}) {
 	var h heapStats
 	h.read()
 	released := h.allocs
-	gogc := defaultGOGC
+	if o.TuneGC {
+		debug.SetGCPercent(lowGOGC)
+		defer debug.SetGCPercent(defaultGOGC)
+	}
 	for {
 		select {
 		case <-stop:
-			if gogc != defaultGOGC {
-				debug.SetGCPercent(defaultGOGC)
-			}
 			return
 		case <-t.C:
 		}
 		h.read()
-		if o.TuneGC {
-			if want := gcTarget(gogc, h.live); want != gogc {
-				debug.SetGCPercent(want)
-				gogc = want
-			}
-		}
 		if b.ended(o.Count()) && worthReleasing(h.allocs-released, h.live) {
 			// The first collection moves sync.Pool contents (e.g.
 			// go-fuse's request buffers) to the pools' victim caches,
@@ -92,18 +84,6 @@ func Watch(o Options, stop <-chan struct{}) {
 			released = h.allocs
 		}
 	}
-}
-
-// gcTarget returns the GC percentage for a live heap of live bytes when
-// cur is the current one.
-func gcTarget(cur int, live uint64) int {
-	switch {
-	case live >= largeHeap:
-		return lowGOGC
-	case live < smallHeap:
-		return defaultGOGC
-	}
-	return cur
 }
 
 // worthReleasing reports whether allocated bytes since the last release

@@ -38,24 +38,6 @@ func TestWatchStops(t *testing.T) {
 	<-done
 }
 
-// TestGCTarget: GOGC 50 from a 20 MiB live heap, 100 again below 16 MiB,
-// unchanged in between.
-func TestGCTarget(t *testing.T) {
-	const mib = 1 << 20
-	for _, c := range []struct {
-		cur  int
-		live uint64
-		want int
-	}{
-		{100, 0, 100}, {100, 19 * mib, 100}, {100, 20 * mib, 50}, {50, 200 * mib, 50},
-		{50, 18 * mib, 50}, {50, 16 * mib, 50}, {50, 16*mib - 1, 100},
-	} {
-		if got := gcTarget(c.cur, c.live); got != c.want {
-			t.Errorf("gcTarget(%d, %d MiB) = %d, want %d", c.cur, c.live/mib, got, c.want)
-		}
-	}
-}
-
 // TestWorthReleasing: a release needs 4 MiB and half the live heap
 // allocated since the last one.
 func TestWorthReleasing(t *testing.T) {
