@@ -434,10 +434,11 @@ func mountAndServe(e *env, a *argContainer, rn frontend, feat features, readOnly
 		go idleMonitor(e.log, srv, a.idle)
 	}
 	// Give the garbage of a burst of requests (e.g. a recursive stat)
-	// back to the OS once it is over.
+	// back to the OS once it is over, and collect a large heap of inodes
+	// more often (unless the user set GOGC).
 	stopRelease := make(chan struct{})
 	defer close(stopRelease)
-	go memrelease.Watch(memrelease.Options{Count: srv.OpCount}, stopRelease)
+	go memrelease.Watch(memrelease.Options{Count: srv.OpCount, TuneGC: os.Getenv("GOGC") == ""}, stopRelease)
 	gotSignal, abandoned = serve(e.log, a.mountpoint, srv, sigs)
 	return gotSignal, abandoned, nil
 }

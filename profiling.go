@@ -11,6 +11,16 @@ import (
 	"gocryptfs/internal/exitcodes"
 )
 
+// The daemon keeps no allocation profile unless -memprofile asks for one:
+// the stack buckets of the default sampling took 1.4 MiB of a mount's RSS
+// after a recursive stat of 60,000 files. Set before main runs, so that
+// it is set once for everyone who does not profile.
+func init() { runtime.MemProfileRate = 0 }
+
+// memProfileRate is the runtime's default sampling interval, restored for
+// -memprofile.
+const memProfileRate = 512 * 1024
+
 // startProfiling starts the -cpuprofile and -trace recorders and returns a
 // function that stops them and writes -memprofile. A file that cannot be
 // created fails with exit code 25.
@@ -56,6 +66,7 @@ func startProfiling(a *argContainer, log *slog.Logger) (stop func(), err error) 
 			return fail("-memprofile", err)
 		}
 		log.Info(fmt.Sprintf("Will write memory profile to %s", a.memprofile))
+		runtime.MemProfileRate = memProfileRate
 		stops = append(stops, func() {
 			runtime.GC()
 			if err := pprof.WriteHeapProfile(f); err != nil {

@@ -751,9 +751,9 @@ func (n *Node) link(ctx context.Context, target fs.InodeEmbedder, name string, o
 		return nil, err
 	}
 	defer dst.close()
-	if tn.unnamed != nil {
+	if u := tn.unnamedFile(); u != nil {
 		if _, p := tn.Parent(); p == nil {
-			return rn.linkUnnamed(ctx, n, tn.unnamed, dst, out)
+			return rn.linkUnnamed(ctx, n, u, dst, out)
 		}
 	}
 	src, err := tn.self()

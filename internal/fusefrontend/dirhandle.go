@@ -40,7 +40,7 @@ func (n *Node) OpendirHandle(ctx context.Context, flags uint32) (fh fs.FileHandl
 		return err
 	})
 	if err != nil {
-		return nil, 0, n.toErrno("Opendir", n.staleIfOrphan(err))
+		return nil, 0, n.toErrno("Opendir", err)
 	}
 	d := &plusDir{n: n, fd: fd}
 	rn.openDirs.add(n, d)

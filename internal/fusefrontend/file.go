@@ -134,7 +134,7 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 			// The truncate moved the backing mtime, which the next
 			// page-cache write must keep (wbmtime.go), not an older one
 			// known from create or an earlier write.
-			n.mtime.forget()
+			n.mtime().forget()
 		}
 		if err := rn.killPrivFd(ctx, f.cf.Fd(), false); err != nil {
 			rn.releaseFile(f)
@@ -174,7 +174,7 @@ func (n *Node) open(flags int, st *unix.Stat_t) (*file, error) {
 		return err
 	})
 	if err != nil {
-		return nil, n.staleIfOrphan(err)
+		return nil, err
 	}
 	f, err := rn.newFileStat(fd, st, uint32(flags))
 	if err != nil {
@@ -306,7 +306,7 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 	ch := n.newChild(ctx, st)
 	if cn, ok := ch.Operations().(*Node); ok && rn.args.Writeback {
 		// The stat just taken saves the first write its own (wbmtime.go).
-		cn.mtime.seed(st.Mtim)
+		cn.mtime().seed(st.Mtim)
 	}
 	return ch, f, nil
 }
@@ -351,19 +351,20 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 	}
 	if rn.args.Writeback && !f.direct {
 		// A write-back from the page cache: keep the kernel's mtime.
-		ts, err := n.mtime.hold(f.cf.Fd())
+		mt := n.mtime()
+		ts, err := mt.hold(f.cf.Fd())
 		if err != nil {
 			return 0, n.toErrno("Write", err)
 		}
 		nw, err := f.cf.WriteAt(data, off)
-		err = errors.Join(err, n.mtime.done(f.cf.Fd(), ts, nw > 0))
+		err = errors.Join(err, mt.done(f.cf.Fd(), ts, nw > 0))
 		if err != nil {
 			return uint32(nw), n.toErrno("Write", err)
 		}
 		return uint32(nw), 0
 	}
 	if rn.args.Writeback {
-		defer n.mtime.forget()
+		defer n.mtime().forget()
 	}
 	var nw int
 	var err error
@@ -439,7 +440,7 @@ func (n *Node) Allocate(ctx context.Context, fh fs.FileHandle, off uint64, size 
 	defer fuseutil.Recover(rn.log, "Allocate", &errno)
 	rn.enter("Allocate")
 	if rn.args.Writeback {
-		defer n.mtime.forget() // the backing mtime is now the one to keep
+		defer n.mtime().forget() // the backing mtime is now the one to keep
 	}
 	f, ok := fh.(*file)
 	if !ok {

@@ -31,7 +31,11 @@ func (n *Node) keepCache(st *unix.Stat_t) bool {
 	if !n.rn.args.Writeback {
 		return false
 	}
-	old := n.stamp.Load()
+	s := n.st.Load()
+	if s == nil {
+		return false
+	}
+	old := s.stamp.Load()
 	if old == nil {
 		return false
 	}
@@ -46,9 +50,9 @@ func (n *Node) rememberStamp(fd int) {
 	}
 	var st unix.Stat_t
 	if syscallcompat.Fstat(fd, &st) != nil {
-		n.stamp.Store(nil)
+		n.state().stamp.Store(nil)
 		return
 	}
 	s := stampOf(&st)
-	n.stamp.Store(&s)
+	n.state().stamp.Store(&s)
 }

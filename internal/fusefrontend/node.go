@@ -20,17 +20,55 @@ import (
 // no state besides the mount: the backing entry is found again from the
 // node's current path in go-fuse's tree for every operation, so renames
 // need no bookkeeping here.
+//
+// A mount may hold hundreds of thousands of Nodes (one per entry the
+// kernel has looked up), so Node is kept to go-fuse's Inode plus two
+// pointers: 144 bytes, a size class of its own. State that only files
+// being opened or written need lives in fileState, allocated on first use
+// (TestInodeFootprint bounds the heap per looked-up inode).
 type Node struct {
 	fs.Inode
 	rn *RootNode
+	// st is nil until the node is opened or written as a regular file
+	// (see state).
+	st atomic.Pointer[fileState]
+}
+
+// fileState is the part of a Node that only regular files that have been
+// opened (or made with O_TMPFILE) need.
+type fileState struct {
 	// stamp is the backing file's state at the last release of a handle
 	// (keepcache.go); nil when unknown.
 	stamp atomic.Pointer[cacheStamp]
-	// unnamed is set for a file made with O_TMPFILE (see tmpfile.go).
+	// unnamed is set for a file made with O_TMPFILE (see tmpfile.go);
+	// it does not change after the node is made.
 	unnamed *unnamed
 	// mtime keeps the backing mtime at the kernel's under the writeback
 	// cache (wbmtime.go).
 	mtime mtimeKeeper
+}
+
+// state returns n's fileState, allocating it on first use. Concurrent
+// first uses agree on one.
+func (n *Node) state() *fileState {
+	if s := n.st.Load(); s != nil {
+		return s
+	}
+	n.st.CompareAndSwap(nil, &fileState{})
+	return n.st.Load()
+}
+
+// unnamedFile returns the O_TMPFILE state of n, nil for a named file.
+func (n *Node) unnamedFile() *unnamed {
+	if s := n.st.Load(); s != nil {
+		return s.unnamed
+	}
+	return nil
+}
+
+// mtime returns n's keeper of the backing mtime (wbmtime.go).
+func (n *Node) mtime() *mtimeKeeper {
+	return &n.state().mtime
 }
 
 // relPath returns the plaintext path of n relative to the root. A node that

@@ -64,16 +64,18 @@ func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 		}
 		defer func() { e.close() }()
 	}
-	if rn.args.Writeback && in.Valid&(fuse.FATTR_MTIME|fuse.FATTR_SIZE) != 0 {
-		// Exclude page-cache writes while the times change (wbmtime.go).
-		n.mtime.mu.Lock()
-		defer n.mtime.mu.Unlock()
-		n.mtime.valid = false
+	if rn.args.Writeback && in.Valid&(fuse.FATTR_MTIME|fuse.FATTR_SIZE) != 0 && n.StableAttr().Mode == syscall.S_IFREG {
+		// Exclude page-cache writes while the times change
+		// (wbmtime.go); only regular files have any.
+		mt := n.mtime()
+		mt.mu.Lock()
+		defer mt.mu.Unlock()
+		mt.valid = false
 		if in.Valid&fuse.FATTR_MTIME != 0 && in.Valid&fuse.FATTR_MTIME_NOW == 0 && in.Valid&fuse.FATTR_SIZE == 0 {
 			defer func() {
 				if errno == 0 {
-					n.mtime.ts = unix.Timespec{Sec: int64(in.Mtime), Nsec: int64(in.Mtimensec)}
-					n.mtime.valid = true
+					mt.ts = unix.Timespec{Sec: int64(in.Mtime), Nsec: int64(in.Mtimensec)}
+					mt.valid = true
 				}
 			}()
 		}
@@ -94,7 +96,7 @@ func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 // orphan reports whether n is in no directory: unlinked (or an O_TMPFILE
 // file, which has its own handling, or the root, which is neither).
 func (n *Node) orphan() bool {
-	if n.unnamed != nil || n.IsRoot() {
+	if n.unnamedFile() != nil || n.IsRoot() {
 		return false
 	}
 	_, p := n.Parent()

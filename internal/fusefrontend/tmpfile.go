@@ -131,5 +131,7 @@ func (n *Node) tmpfile(ctx context.Context, flags int, mode uint32, out *fuse.En
 	u.add(f)
 	f.unnamed = u
 	id := fs.StableAttr{Mode: syscall.S_IFREG, Ino: rn.shownIno(st), Gen: 1}
-	return n.NewInode(ctx, &Node{rn: rn, unnamed: u}, id), f, nil
+	child := &Node{rn: rn}
+	child.st.Store(&fileState{unnamed: u})
+	return n.NewInode(ctx, child, id), f, nil
 }

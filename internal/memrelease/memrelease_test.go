@@ -1,6 +1,7 @@
 package memrelease
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -35,4 +36,37 @@ func TestWatchStops(t *testing.T) {
 	}()
 	close(stop)
 	<-done
+}
+
+// TestWorthReleasing: a release needs 4 MiB and half the live heap
+// allocated since the last one.
+func TestWorthReleasing(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		allocated, live uint64
+		want            bool
+	}{
+		{0, 0, false}, {4*mib - 1, 1 * mib, false}, {4 * mib, 1 * mib, true},
+		{10 * mib, 30 * mib, false}, {15 * mib, 30 * mib, true},
+	} {
+		if got := worthReleasing(c.allocated, c.live); got != c.want {
+			t.Errorf("worthReleasing(%d, %d) = %v, want %v", c.allocated, c.live, got, c.want)
+		}
+	}
+}
+
+// TestHeapStats: the runtime knows both metrics Watch reads.
+func TestHeapStats(t *testing.T) {
+	var h heapStats
+	buf := make([]byte, 1<<20)
+	h.read()
+	if h.allocs < uint64(len(buf)) {
+		t.Errorf("allocs = %d after allocating %d bytes", h.allocs, len(buf))
+	}
+	runtime.GC()
+	h.read()
+	if h.live == 0 {
+		t.Error("live heap 0 after a collection")
+	}
+	runtime.KeepAlive(buf)
 }
