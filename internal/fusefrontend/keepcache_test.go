@@ -68,9 +68,12 @@ func TestKeepCacheChangedWhileOpen(t *testing.T) {
 
 // TestNoFlushReadOnly: without the writeback cache, closing a read-only
 // handle sends no FLUSH (FOPEN_NOFLUSH); a writable handle's close still
-// does, and its data reads back through another mount.
+// does, and its data reads back through another mount. FLUSH is kept
+// answered (KeepFlush): on a local CIPHERDIR it is refused altogether.
 func TestNoFlushReadOnly(t *testing.T) {
-	tf := mountFS(t, testConfig{timeouts: true})
+	cfg := testConfig{timeouts: true}
+	cfg.args.KeepFlush = true
+	tf := mountFS(t, cfg)
 	p := tf.path("f")
 	mustWrite(t, p, pattern(5000, 3))
 	flushes := countOps(tf, "Flush")
