@@ -3,6 +3,7 @@ package fusefrontend
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -58,13 +59,7 @@ func flushNeeded(args Args, rootFd int) bool {
 	if err := syscallcompat.Retry(func() error { return unix.Fstatfs(rootFd, &sfs) }); err != nil {
 		return true
 	}
-	local := false
-	for _, m := range noFlushFS {
-		if int64(sfs.Type) == m {
-			local = true
-		}
-	}
-	if !local {
+	if !slices.Contains(noFlushFS, int64(sfs.Type)) {
 		return true
 	}
 	return hasMountsBelow(args.CipherDir)
