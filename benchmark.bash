@@ -1,8 +1,12 @@
 #!/bin/bash
 #
-# Compare this filesystem with a plain directory and with go-fuse's loopback
-# example (the cost of FUSE alone), on the same backing directory, and with
-# a gocryptfs mount using -sharedstorage (no kernel caching at all):
+# Compare this filesystem with a plain directory, with go-fuse's loopback
+# example, with the same loopback tree with FUSE passthrough refused
+# (tests/bench/loopback-nopassthrough: as root the example hands opened
+# files to the kernel, whose reads and writes then never reach the daemon;
+# without passthrough every READ and WRITE is a FUSE request, the path an
+# encrypting filesystem must take), all on the same backing directory, and
+# with a gocryptfs mount using -sharedstorage (no kernel caching at all):
 #
 #   streaming write of -s MiB (then fsync), streaming read of it (page cache
 #   dropped first), 512-byte sequential writes of 8 MiB then fsync, one
@@ -29,10 +33,11 @@
 #   Arguments after -- go to both gocryptfs mounts (e.g. -- -nowritecache).
 #
 # Throughput rows are MB/s (higher is better), the others seconds or MiB
-# (lower is better). The last column is gocryptfs relative to loopback: for
-# MB/s the fraction of loopback's speed, for seconds how many times longer
-# it took. "shared/gc" is the cost of -sharedstorage (byte-range locks, no
-# kernel caches) relative to the normal gocryptfs mount in the same way.
+# (lower is better). "gc/loop" is gocryptfs relative to loopback: for MB/s
+# the fraction of loopback's speed, for seconds how many times longer it
+# took; "gc/nopt" is the same relative to loopback without passthrough.
+# "shared/gc" is the cost of -sharedstorage (byte-range locks, no kernel
+# caches) relative to the normal gocryptfs mount in the same way.
 
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -74,6 +79,7 @@ trap cleanup EXIT
 echo "== building gocryptfs and go-fuse's loopback example" >&2
 ./build.bash >/dev/null
 go build -o "$W/loopback" github.com/hanwen/go-fuse/v2/example/loopback
+go build -o "$W/loopback-nopt" ./tests/bench/loopback-nopassthrough
 
 if [[ ! -f $W/gosrc.tar ]]; then
 	echo "== creating $W/gosrc.tar from $GOSRC" >&2
@@ -109,6 +115,7 @@ mount_col() {
 	mkdir -p "$mnt"
 	case $col in
 	loopback) "$W/loopback" "$mnt" "$backing" >/dev/null 2>&1 & ;;
+	nopt) "$W/loopback-nopt" "$mnt" "$backing" & ;;
 	gocryptfs) ./gocryptfs -q -fg -extpass "echo benchmark" "${EXTRA_ARGS[@]}" "$backing" "$mnt" & ;;
 	shared) ./gocryptfs -q -fg -sharedstorage -extpass "echo benchmark" "${EXTRA_ARGS[@]}" "$backing" "$mnt" & ;;
 	esac
@@ -180,13 +187,15 @@ run_suite() {
 	echo "$wr $rd $small $par1 $par4 $untar_s $sha $ls_s $rm_s"
 }
 
-COLS=(plain loopback gocryptfs shared)
+COLS=(plain loopback nopt gocryptfs shared)
 declare -A DIR
 echo "== mounting" >&2
-mkdir -p "$W/plain" "$W/lo-orig"
+mkdir -p "$W/plain" "$W/lo-orig" "$W/np-orig"
 DIR[plain]=$W/plain
 mount_col loopback "$W/lo-orig" "$W/lo-mnt"
 DIR[loopback]=$W/lo-mnt
+mount_col nopt "$W/np-orig" "$W/np-mnt"
+DIR[nopt]=$W/np-mnt
 new_cipher "$W/cipher" -scryptn 10
 mount_col gocryptfs "$W/cipher" "$W/gc-mnt"
 DIR[gocryptfs]=$W/gc-mnt
@@ -201,7 +210,7 @@ for r in $(seq "$ROUNDS"); do
 		run_suite "${DIR[$c]}" >"$W/results/$c.$r"
 	done
 done
-for c in loopback gocryptfs shared; do
+for c in loopback nopt gocryptfs shared; do
 	unmount "${DIR[$c]}"
 done
 
@@ -264,20 +273,24 @@ NAMES=("write ${MB} MiB (MB/s)" "read ${MB} MiB cold (MB/s)" "512 B writes 8 MiB
 	"untar go/src (s)" "sha256 go/src cold (s)" "ls -lR go/src cold (s)" "rm -rf go/src (s)")
 printf '\n%s; %s; backing %s (%s); median of %s rounds\n' "$(./gocryptfs -version | head -1)" \
 	"$(uname -r), $(nproc) cores" "$W" "$(stat -f -c %T "$W")" "$ROUNDS"
-printf '| %-28s | %9s | %9s | %9s | %9s | %14s | %9s |\n' test plain loopback gocryptfs "gc/loop" "-sharedstorage" "shared/gc"
-printf '|%s|%s|%s|%s|%s|%s|%s|\n' "------------------------------" "-----------" "-----------" "-----------" "-----------" "----------------" "-----------"
+H='| %-28s | %9s | %9s | %9s | %9s | %9s | %9s | %14s | %9s |\n'
+printf "$H" test plain loopback "lo-nopt" gocryptfs "gc/loop" "gc/nopt" "-sharedstorage" "shared/gc"
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' "------------------------------" "-----------" "-----------" "-----------" "-----------" "-----------" "-----------" "----------------" "-----------"
 for i in "${!NAMES[@]}"; do
 	f=$((i + 1))
 	p=$(median plain $f)
 	l=$(median loopback $f)
+	n=$(median nopt $f)
 	g=$(median gocryptfs $f)
 	s=$(median shared $f)
-	printf '| %-28s | %9.2f | %9.2f | %9.2f | %9.2f | %14.2f | %9.2f |\n' "${NAMES[$i]}" "$p" "$l" "$g" "$(calc "$g / $l")" "$s" "$(calc "$s / $g")"
+	printf '| %-28s | %9.2f | %9.2f | %9.2f | %9.2f | %9.2f | %9.2f | %14.2f | %9.2f |\n' "${NAMES[$i]}" "$p" "$l" "$n" "$g" \
+		"$(calc "$g / $l")" "$(calc "$g / $n")" "$s" "$(calc "$s / $g")"
 done
 for c in "${COLS[@]}"; do
 	SPEEDUP[$c]=$(calc "$(median "$c" 5) / $(median "$c" 4)")
 done
-printf '| %-28s | %9.2f | %9.2f | %9.2f | %9s | %14.2f | %9s |\n' "4 writers / 1 writer" "${SPEEDUP[plain]}" "${SPEEDUP[loopback]}" "${SPEEDUP[gocryptfs]}" "" "${SPEEDUP[shared]}" ""
-printf '| %-28s | %9s | %9.1f | %9.1f | %9s | %14.1f | %9s |\n' "RSS idle after mount (MiB)" - "${IDLE[loopback]}" "${IDLE[gocryptfs]}" "" "${IDLE[shared]}" ""
-printf '| %-28s | %9s | %9.1f | %9.1f | %9s | %14.1f | %9s |\n' "RSS after stat $FILES (MiB)" - "${TREE[loopback]}" "${TREE[gocryptfs]}" "" "${TREE[shared]}" ""
-printf '| %-28s | %9s | %9.1f | %9.1f | %9s | %14.1f | %9s |\n' "RSS per 10,000 inodes (MiB)" - "${PER10K[loopback]}" "${PER10K[gocryptfs]}" "" "${PER10K[shared]}" ""
+printf '| %-28s | %9.2f | %9.2f | %9.2f | %9.2f | %9s | %9s | %14.2f | %9s |\n' "4 writers / 1 writer" "${SPEEDUP[plain]}" "${SPEEDUP[loopback]}" "${SPEEDUP[nopt]}" "${SPEEDUP[gocryptfs]}" "" "" "${SPEEDUP[shared]}" ""
+R='| %-28s | %9s | %9.1f | %9s | %9.1f | %9s | %9s | %14.1f | %9s |\n'
+printf "$R" "RSS idle after mount (MiB)" - "${IDLE[loopback]}" - "${IDLE[gocryptfs]}" "" "" "${IDLE[shared]}" ""
+printf "$R" "RSS after stat $FILES (MiB)" - "${TREE[loopback]}" - "${TREE[gocryptfs]}" "" "" "${TREE[shared]}" ""
+printf "$R" "RSS per 10,000 inodes (MiB)" - "${PER10K[loopback]}" - "${PER10K[gocryptfs]}" "" "" "${PER10K[shared]}" ""
