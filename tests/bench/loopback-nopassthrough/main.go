@@ -30,7 +30,7 @@ func main() {
 	}
 	srv, err := mount(os.Args[1], os.Args[2], nil)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintf(os.Stderr, "loopback-nopassthrough: mounting %s on %s: %v\n", os.Args[2], os.Args[1], err)
 		os.Exit(1)
 	}
 	srv.Wait()
