@@ -59,7 +59,9 @@ func readKeyFile(path string) ([]byte, error) {
 // it fits. It returns the master key (the caller wipes it) and the slot
 // index. Exit codes: 1 when the config has no slot for this kind of
 // secret, 9 for unreadable secrets, 12 for a wrong one, 27 when every
-// fitting slot is damaged or too weak, 31 for FIDO2 failures.
+// fitting slot is damaged or too weak, 13 when every fitting slot's KDF is
+// over this machine's budget, 31 for FIDO2 failures. Each slot skipped as
+// damaged or over budget is named in a warning.
 func unlockConfig(e *env, a *argContainer, cf *configfile.ConfFile) ([]byte, int, error) {
 	kind := secretKind(a)
 	if !cf.HasSlotKind(kind) {
@@ -91,7 +93,10 @@ func unlockConfig(e *env, a *argContainer, cf *configfile.ConfFile) ([]byte, int
 		secret = func(int, *configfile.KeySlot) ([]byte, error) { return bytes.Clone(data), nil }
 	}
 	e.log.Info("Decrypting master key")
-	mk, slot, err := cf.Unlock(kind, secret)
+	skipped := func(i int, err error) {
+		e.log.Warn(fmt.Sprintf("Key slot %d skipped: %v", i, err), tlog.Yellow())
+	}
+	mk, slot, err := cf.UnlockWith(kind, secret, configfile.UnlockOptions{Skipped: skipped})
 	switch {
 	case err == nil:
 		e.log.Debug(fmt.Sprintf("Key slot %d (%s) matched", slot, kind))

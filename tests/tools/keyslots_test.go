@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/testutil"
 )
 
@@ -431,4 +432,23 @@ func TestKeySlotsReferencePasswd(t *testing.T) {
 	}
 	opens(t, gocryptfsBin, dir, true, "-extpass", "echo new")
 	opens(t, gocryptfsBin, dir, false, "-extpass", "echo second")
+}
+
+// TestKeySlotsKDFBudget: slot 0's scrypt N raised to 2^28 (256 GiB) by
+// whoever holds the storage is skipped with a warning before its KDF runs,
+// and the next slot still opens. Before the budget, the process died out
+// of memory.
+func TestKeySlotsKDFBudget(t *testing.T) {
+	dir := initFS(t)
+	testutil.Expect(t, gocryptfsIn(t, "test\ntwo\n", "-addkey", "-scryptn", "10", dir), 0)
+	m := confJSON(t, dir)
+	sc := m["ScryptObject"].(map[string]any)
+	if configfile.DefaultKDFMemoryBudget() < 128*8<<28 {
+		sc["N"] = 1 << 28
+	} else { // a machine with more than 341 GiB: too much work instead
+		sc["N"], sc["P"] = 1<<15, 1<<17
+	}
+	writeConfJSON(t, dir, m)
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-extpass", "echo two", dir), 0, "Key slot 0 skipped: key derivation cost above the budget")
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-extpass", "echo test", dir), 12, "Key slot 0 skipped", "Password incorrect.")
 }
