@@ -40,12 +40,13 @@ func loadConfig(path string) (*configfile.ConfFile, error) {
 }
 
 // unlockError maps a DecryptMasterKey failure to exit 12 ("Password
-// incorrect.") or, for weak scrypt parameters, 13.
+// incorrect.") or, for weak scrypt parameters or KDF costs over the
+// budget, 13.
 func unlockError(err error) error {
 	switch {
 	case errors.Is(err, configfile.ErrWrongPassword):
 		return exitcodes.New(exitcodes.PasswordIncorrect, configfile.ErrWrongPassword)
-	case errors.Is(err, configfile.ErrScryptParams):
+	case errors.Is(err, configfile.ErrScryptParams), errors.Is(err, configfile.ErrKDFBudget):
 		return exitcodes.New(exitcodes.ScryptParams, err)
 	}
 	return exitcodes.New(exitcodes.PasswordIncorrect, fmt.Errorf("could not unlock the master key: %w", err))

@@ -59,7 +59,9 @@ func readKeyFile(path string) ([]byte, error) {
 // it fits. It returns the master key (the caller wipes it) and the slot
 // index. Exit codes: 1 when the config has no slot for this kind of
 // secret, 9 for unreadable secrets, 12 for a wrong one, 27 when every
-// fitting slot is damaged or too weak, 31 for FIDO2 failures.
+// fitting slot is damaged or too weak, 13 when every fitting slot's KDF is
+// over this machine's budget, 31 for FIDO2 failures. Each slot skipped as
+// damaged or over budget is named in a warning.
 func unlockConfig(e *env, a *argContainer, cf *configfile.ConfFile) ([]byte, int, error) {
 	kind := secretKind(a)
 	if !cf.HasSlotKind(kind) {
@@ -91,7 +93,10 @@ func unlockConfig(e *env, a *argContainer, cf *configfile.ConfFile) ([]byte, int
 		secret = func(int, *configfile.KeySlot) ([]byte, error) { return bytes.Clone(data), nil }
 	}
 	e.log.Info("Decrypting master key")
-	mk, slot, err := cf.Unlock(kind, secret)
+	skipped := func(i int, err error) {
+		e.log.Warn(fmt.Sprintf("Key slot %d skipped: %v", i, err), tlog.Yellow())
+	}
+	mk, slot, err := cf.UnlockWith(kind, secret, configfile.UnlockOptions{Skipped: skipped})
 	switch {
 	case err == nil:
 		e.log.Debug(fmt.Sprintf("Key slot %d (%s) matched", slot, kind))
@@ -234,6 +239,9 @@ func addKey(e *env, a *argContainer) error {
 		return err
 	}
 	defer cryptocore.Wipe(secret)
+	if err := refuseDuplicateSecret(e, cf, kind, secret, -1); err != nil {
+		return err
+	}
 	i, err := cf.AddSlot(mk, secret, spec)
 	if err != nil {
 		return slotError("Adding the key slot", err)
@@ -243,6 +251,39 @@ func addKey(e *env, a *argContainer) error {
 	}
 	e.log.Info(fmt.Sprintf("Key slot %d (%s) added.", i, kind), tlog.Green())
 	return nil
+}
+
+// errNotThisSlot makes UnlockWith pass over the slot being replaced.
+var errNotThisSlot = errors.New("slot being replaced")
+
+// refuseDuplicateSecret fails (exit 1) when secret, a new password or key
+// file, already opens one of cf's slots of that kind other than slot
+// except (-1 for none). Two slots with one password would let the old
+// password keep opening the filesystem after -passwd changed one of them,
+// and -removekey could only ever remove the first. It costs one KDF run
+// per slot of the kind; slots skipped as damaged or over the KDF budget
+// cannot be checked. FIDO2 slots always get a new credential.
+func refuseDuplicateSecret(e *env, cf *configfile.ConfFile, kind configfile.SlotKind, secret []byte, except int) error {
+	if kind == configfile.SlotFIDO2 || !cf.HasSlotKind(kind) {
+		return nil
+	}
+	e.log.Debug(fmt.Sprintf("Checking that no other %s slot takes the new secret", kind))
+	sf := func(i int, _ *configfile.KeySlot) ([]byte, error) {
+		if i == except {
+			return nil, errNotThisSlot
+		}
+		return bytes.Clone(secret), nil
+	}
+	mk, i, err := cf.UnlockWith(kind, sf, configfile.UnlockOptions{})
+	if err != nil {
+		return nil
+	}
+	cryptocore.Wipe(mk)
+	what := "password"
+	if kind == configfile.SlotKeyFile {
+		what = "key file"
+	}
+	return exitcodes.Errorf(exitcodes.Usage, "Key slot %d already opens with this %s; refusing to give it to another slot. Choose a different one.", i, what)
 }
 
 // removeKey implements -removekey: remove the slot that the given secret

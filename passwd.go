@@ -13,7 +13,8 @@ import (
 // master key with the old secret and re-wrap the key slot that it opened
 // with a new password (or, for a key-file slot, the -newkeyfile); the
 // other slots stay as they are. With -masterkey/-zerokey the first slot is
-// reset. -scryptn, -argon2id and -label apply to the re-wrapped slot.
+// reset. -scryptn, -argon2id and -label apply to the re-wrapped slot. A
+// new secret that another slot already takes is refused.
 func changePassword(e *env, a *argContainer) error {
 	if a.fido2 != "" {
 		return exitcodes.Errorf(exitcodes.Usage, "Password change is not supported on FIDO2-enabled filesystems. "+
@@ -45,6 +46,9 @@ func changePassword(e *env, a *argContainer) error {
 		return err
 	}
 	defer cryptocore.Wipe(pw)
+	if err := refuseDuplicateSecret(e, cf, spec.Kind, pw, slot); err != nil {
+		return err
+	}
 	if err := cf.ReplaceSlot(slot, mk, pw, spec); err != nil {
 		return slotError("Re-wrapping the master key", err)
 	}

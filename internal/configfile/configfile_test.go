@@ -113,7 +113,7 @@ func TestKEKIntermediates(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			slot := c.cf.Slots()[0]
-			kek, err := c.cf.deriveKEK(&slot, []byte("test"))
+			kek, err := c.cf.deriveKEK(&slot, []byte("test"), KDFMemoryCeiling)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -53,6 +53,12 @@ var (
 	// ErrLastSlot: removing the only key slot would lock everyone out.
 	ErrLastSlot = errors.New("refusing to remove the last key slot")
 
+	// ErrKDFBudget: a slot's KDF would need more memory than the budget
+	// (DefaultKDFMemoryBudget) or more scrypt work than ScryptMaxWork. The
+	// slot is skipped unopened; when no slot is left to try, the command
+	// line exits 13 like for ErrScryptParams.
+	ErrKDFBudget = errors.New("key derivation cost above the budget")
+
 	// ErrTooManySlots: adding a slot would exceed MaxKeySlots.
 	ErrTooManySlots = errors.New("too many key slots")
 )

@@ -460,23 +460,54 @@ func (cf *ConfFile) RemoveSlot(i int) error {
 // the slot.
 type SecretFunc func(i int, s *KeySlot) ([]byte, error)
 
-// Unlock tries, in order, every slot of the given kind and returns the
-// master key and the index of the slot that opened. Slots whose own
-// fields are invalid are skipped. Errors: ErrNoSlot when the config has no
-// slot of this kind; the slot's *ValidationError when every such slot is
-// invalid; the last SecretFunc error when no secret could be obtained;
-// ErrWrongPassword otherwise. Each tried slot costs one KDF run.
+// Unlock is UnlockWith with the default options: this machine's KDF
+// budget, and skipped slots reported only through the returned error.
 func (cf *ConfFile) Unlock(kind SlotKind, secret SecretFunc) ([]byte, int, error) {
+	return cf.UnlockWith(kind, secret, UnlockOptions{})
+}
+
+// UnlockOptions tune UnlockWith.
+type UnlockOptions struct {
+	// KDFMemoryBudget is the most memory (bytes) one slot's KDF may use;
+	// 0 means DefaultKDFMemoryBudget().
+	KDFMemoryBudget uint64
+	// Skipped, if non-nil, is called for each slot of the kind that is
+	// not tried, with the reason: its own fields are invalid (a
+	// *ValidationError) or its KDF is over the budget (ErrKDFBudget).
+	Skipped func(i int, err error)
+}
+
+// UnlockWith tries, in order, every slot of the given kind and returns
+// the master key and the index of the slot that opened. Slots whose own
+// fields are invalid or whose KDF cost is over the budget are skipped
+// before any secret is asked for or any KDF memory is allocated, and the
+// next slot is tried. Errors: ErrNoSlot when the config has no slot of
+// this kind; when every such slot was skipped, the last skipped slot's
+// reason (a *ValidationError, or an error wrapping ErrKDFBudget); the
+// last SecretFunc error when no secret could be obtained;
+// ErrWrongPassword otherwise. Each tried slot costs one KDF run.
+func (cf *ConfFile) UnlockWith(kind SlotKind, secret SecretFunc, opts UnlockOptions) ([]byte, int, error) {
+	budget := opts.KDFMemoryBudget
+	if budget == 0 {
+		budget = DefaultKDFMemoryBudget()
+	}
 	slots := cf.Slots()
-	var invalidErr, secretErr error
+	var skippedErr, secretErr error
 	usable, tried := 0, 0
 	for i := range slots {
 		s := &slots[i]
 		if s.Kind != kind {
 			continue
 		}
-		if err := s.Validate(); err != nil {
-			invalidErr = fmt.Errorf("key slot %d: %w", i, err)
+		err := s.Validate()
+		if err == nil {
+			err = s.checkKDFBudget(budget)
+		}
+		if err != nil {
+			skippedErr = fmt.Errorf("key slot %d: %w", i, err)
+			if opts.Skipped != nil {
+				opts.Skipped(i, err)
+			}
 			continue
 		}
 		usable++
@@ -486,15 +517,15 @@ func (cf *ConfFile) Unlock(kind SlotKind, secret SecretFunc) ([]byte, int, error
 			continue
 		}
 		tried++
-		mk, err := cf.openSlot(s, sec)
+		mk, err := cf.openSlot(s, sec, budget)
 		cryptocore.Wipe(sec)
 		if err == nil {
 			return mk, i, nil
 		}
 	}
 	switch {
-	case usable == 0 && invalidErr != nil:
-		return nil, -1, invalidErr
+	case usable == 0 && skippedErr != nil:
+		return nil, -1, skippedErr
 	case usable == 0:
 		return nil, -1, fmt.Errorf("%w (%s)", ErrNoSlot, kind)
 	case tried == 0:

@@ -17,8 +17,10 @@ import (
 // 16-byte (12 without HKDF) nonce and 8 zero bytes of associated data.
 // Unlock tries every slot.
 //
-// It returns ErrWrongPassword on authentication failure and ErrCorruptKey
-// when EncryptedKey has the wrong length or an all-zero nonce. The caller
+// It returns ErrWrongPassword on authentication failure, ErrCorruptKey
+// when EncryptedKey has the wrong length or an all-zero nonce, and an
+// error wrapping ErrKDFBudget when the slot's KDF is over this machine's
+// budget (DefaultKDFMemoryBudget). The caller
 // owns the returned 32-byte key and should wipe it with cryptocore.Wipe.
 // The password is neither stored nor modified.
 func (cf *ConfFile) DecryptMasterKey(password []byte) ([]byte, error) {
@@ -26,11 +28,12 @@ func (cf *ConfFile) DecryptMasterKey(password []byte) ([]byte, error) {
 	if err := slots[0].Validate(); err != nil {
 		return nil, fmt.Errorf("key slot 0: %w", err)
 	}
-	return cf.openSlot(&slots[0], password)
+	return cf.openSlot(&slots[0], password, DefaultKDFMemoryBudget())
 }
 
-// openSlot unwraps the master key stored in s with secret.
-func (cf *ConfFile) openSlot(s *KeySlot, secret []byte) ([]byte, error) {
+// openSlot unwraps the master key stored in s with secret; a KDF over
+// budget (bytes of memory) is refused before it runs.
+func (cf *ConfFile) openSlot(s *KeySlot, secret []byte, budget uint64) ([]byte, error) {
 	nonceLen := cf.slotNonceLen(s)
 	ek := s.EncryptedKey
 	if want := nonceLen + cryptocore.KeyLen + cryptocore.TagLen; len(ek) != want {
@@ -44,7 +47,7 @@ func (cf *ConfFile) openSlot(s *KeySlot, secret []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	aead, err := cf.slotAEAD(s, secret)
+	aead, err := cf.slotAEAD(s, secret, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +105,10 @@ func (cf *ConfFile) encryptMasterKey(masterKey, password []byte, logN int, salt,
 }
 
 // wrapSlot seals masterKey under secret with the slot's parameters and
-// the given nonce and stores the result in s.EncryptedKey.
+// the given nonce and stores the result in s.EncryptedKey. Costs above
+// this machine's KDF budget are refused (wrapping ErrScryptParams or
+// ErrArgon2idParams, and ErrKDFBudget), so that a slot created here can
+// be opened here.
 func (cf *ConfFile) wrapSlot(s *KeySlot, masterKey, secret, nonce []byte) error {
 	if len(nonce) != cf.slotNonceLen(s) {
 		return fmt.Errorf("wrap nonce is %d bytes, want %d", len(nonce), cf.slotNonceLen(s))
@@ -112,7 +118,13 @@ func (cf *ConfFile) wrapSlot(s *KeySlot, masterKey, secret, nonce []byte) error 
 	if err != nil {
 		return err
 	}
-	aead, err := cf.slotAEAD(s, secret)
+	if err := s.checkKDFBudget(DefaultKDFMemoryBudget()); err != nil {
+		if s.KDF == KDFArgon2id {
+			return fmt.Errorf("%w: %w", ErrArgon2idParams, err)
+		}
+		return fmt.Errorf("%w: %w", ErrScryptParams, err)
+	}
+	aead, err := cf.slotAEAD(s, secret, KDFMemoryCeiling)
 	if err != nil {
 		return err
 	}
@@ -126,8 +138,8 @@ func (cf *ConfFile) wrapSlot(s *KeySlot, masterKey, secret, nonce []byte) error 
 // returns the AES-256-GCM instance that (un)wraps the master key. The
 // intermediate key material is wiped before returning; only the cipher's
 // internal key schedule remains.
-func (cf *ConfFile) slotAEAD(s *KeySlot, secret []byte) (cipher.AEAD, error) {
-	kek, err := cf.deriveKEK(s, secret)
+func (cf *ConfFile) slotAEAD(s *KeySlot, secret []byte, budget uint64) (cipher.AEAD, error) {
+	kek, err := cf.deriveKEK(s, secret, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -140,8 +152,13 @@ func (cf *ConfFile) slotAEAD(s *KeySlot, secret []byte) (cipher.AEAD, error) {
 }
 
 // deriveKEK computes the key-encryption key: docs/format.md 2.5 for a
-// reference-format slot, HKDF(KDF output, slotKEKInfo) otherwise.
-func (cf *ConfFile) deriveKEK(s *KeySlot, secret []byte) ([]byte, error) {
+// reference-format slot, HKDF(KDF output, slotKEKInfo) otherwise. Every
+// KDF run goes through here, and a cost over budget (bytes of memory) or
+// over ScryptMaxWork is refused before anything is allocated.
+func (cf *ConfFile) deriveKEK(s *KeySlot, secret []byte, budget uint64) ([]byte, error) {
+	if err := s.checkKDFBudget(budget); err != nil {
+		return nil, err
+	}
 	var out []byte
 	switch {
 	case s.KDF == KDFScrypt && s.Scrypt != nil:

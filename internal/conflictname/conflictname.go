@@ -43,6 +43,7 @@ package conflictname
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -135,21 +136,46 @@ func (m Marker) Apply(name string) string {
 // name may have several readings ("x-Y-Z" is a OneDrive copy of "x-Y" and
 // of "x"); callers decide which one exists. Readings are ordered by tool
 // (Syncthing first, OneDrive and numbered copies, the least specific
-// markers, last). Names that no tool produces
+// markers, last), each reading appears once. Names that no tool produces
 // give nil.
+//
+// Parse runs on every lookup of a name that does not exist, so its cost
+// is linear in len(name) (see parse).
 func Parse(name string) []Candidate {
-	var out []Candidate
+	out, _ := parse(name)
+	return out
+}
+
+// parse is Parse; it also returns the number of bytes it handed to the
+// markers' regular expressions, the measure of its work that the tests
+// bound by a constant times len(name) (Go's regexp matching is linear in
+// its input).
+//
+// Why a constant number of tries suffices: a marker is inserted where the
+// base name's extension starts, and an extension is empty or a dot
+// followed by no dot, so the marker ends either at the end of name or at
+// its last dot. For each end, a marker can only start at a few places: the
+// Syncthing and old ownCloud markers have a fixed length, OneDrive's is 2
+// to 16 bytes long, and the parenthesised ones (Nextcloud, Dropbox,
+// numbered) start one byte before the last or second-to-last '(' before
+// the end, since the text between their parentheses holds no other '('.
+func parse(name string) (out []Candidate, work int) {
+	ends := [2]int{len(name), strings.LastIndexByte(name, '.')}
+	nEnds := 2
+	if ends[1] <= 0 {
+		nEnds = 1
+	}
+	var buf [maxStarts]int
 	for _, t := range tools {
 		re := markerRE[t]
 		first := markerFirstByte(t)
-		// The marker ends where the extension starts: at a dot or at
-		// the end of the name.
-		for end := len(name); end > 0; end = strings.LastIndexByte(name[:end], '.') {
-			for start := 0; start < end; start++ {
+		for _, end := range ends[:nEnds] {
+			for _, start := range markerStarts(t, name, end, &buf) {
 				if !strings.ContainsRune(first, rune(name[start])) {
 					continue
 				}
 				text := name[start:end]
+				work += len(text)
 				if !re.MatchString(text) {
 					continue
 				}
@@ -158,11 +184,70 @@ func Parse(name string) []Candidate {
 				if base == "" || m.Apply(base) != name {
 					continue
 				}
-				out = append(out, Candidate{Base: base, Marker: m})
+				c := Candidate{Base: base, Marker: m}
+				if !slices.Contains(out, c) {
+					out = append(out, c)
+				}
 			}
 		}
 	}
-	return out
+	return out, work
+}
+
+// Marker lengths and the most start positions markerStarts returns.
+const (
+	syncthingLen   = len(".sync-conflict-") + 8 + 1 + 6 + 1 + 7 // 38
+	oldOwnCloudLen = len("_conflict-") + 8 + 1 + 6              // 25
+	oneDriveMinLen = 2
+	oneDriveMaxLen = 16
+	maxStarts      = oneDriveMaxLen - oneDriveMinLen + 1
+)
+
+// markerStarts returns, in increasing order and without duplicates, every
+// position in name[:end] where a marker of tool t ending at end could
+// start (see parse). The result lives in buf.
+func markerStarts(t Tool, name string, end int, buf *[maxStarts]int) []int {
+	s := buf[:0]
+	add := func(start int) {
+		if start >= 0 && start < end && !slices.Contains(s, start) {
+			s = append(s, start)
+		}
+	}
+	// lastParens returns the positions of the last and the second-to-last
+	// '(' in name[:end] (-1 when missing).
+	lastParens := func() (int, int) {
+		p := strings.LastIndexByte(name[:end], '(')
+		if p < 0 {
+			return -1, -1
+		}
+		return p, strings.LastIndexByte(name[:p], '(')
+	}
+	switch t {
+	case Syncthing:
+		add(end - syncthingLen)
+	case Nextcloud:
+		add(end - oldOwnCloudLen)
+		if p, _ := lastParens(); p > 0 {
+			add(p - 1)
+		}
+	case Dropbox:
+		if p, q := lastParens(); p > 0 {
+			add(p - 1)
+			if q > 0 {
+				add(q - 1)
+			}
+		}
+	case OneDrive:
+		for l := oneDriveMaxLen; l >= oneDriveMinLen; l-- {
+			add(end - l)
+		}
+	case Numbered:
+		if p, _ := lastParens(); p > 0 {
+			add(p - 1)
+		}
+	}
+	slices.Sort(s)
+	return s
 }
 
 // markerFirstByte returns the bytes a marker of tool t can start with, to

@@ -70,7 +70,7 @@ func TestSyncConflicts(t *testing.T) {
 		}
 		shown[p.Name] = true
 	}
-	for _, n := range []string{m.Apply("sub"), "onlyB", strings.Repeat("M", 200), m.Apply("one"), m.Apply(strings.Repeat("L", 200))} {
+	for _, n := range []string{m.Apply("sub"), m.Apply("onlyB"), m.Apply(strings.Repeat("M", 200)), m.Apply("one"), m.Apply(strings.Repeat("L", 200))} {
 		if !shown[n] {
 			t.Errorf("no warning showing %q: %v", n, probs)
 		}
@@ -82,5 +82,40 @@ func TestSyncConflicts(t *testing.T) {
 	}
 	if res, _ := f.check(); res.Corrupt != 1 {
 		t.Errorf("damaged copy: got %+v, want one corrupt file", res)
+	}
+}
+
+// TestPlantedDirIVCopy: a copy of another directory's gocryptfs.diriv
+// planted as a conflict copy, with an entry of that directory next to it,
+// is flagged: the warning names the IV copy and the entry is shown only
+// decorated with its marker, never under its own name.
+func TestPlantedDirIVCopy(t *testing.T) {
+	m := conflictname.Marker{Tool: conflictname.Syncthing, Text: ".sync-conflict-20261202-120000-ABCDEFG"}
+	f := newFS(t, variants[0])
+	f.mkdir("a")
+	f.mkdir("b")
+	f.file("a/secret", []byte("a's"), 0)
+	f.file("b/own", []byte("b's"), 0)
+	ca, cb := f.path(f.encs["a"]), f.path(f.encs["b"])
+	iv, err := os.ReadFile(filepath.Join(ca, nametransform.DirIVFilename))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ivCopy := m.Apply(nametransform.DirIVFilename)
+	if err := os.WriteFile(filepath.Join(cb, ivCopy), iv, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	cSecret := filepath.Base(f.encs["a/secret"])
+	if err := os.Link(filepath.Join(ca, cSecret), filepath.Join(cb, cSecret)); err != nil {
+		t.Fatal(err)
+	}
+	res, probs := f.check()
+	if res.Corrupt != 0 || res.Warnings != 1 || len(probs) != 1 {
+		t.Fatalf("got %+v %v, want one warning", res, probs)
+	}
+	p := probs[0]
+	if p.Kind != fsck.SyncConflict || p.Name != m.Apply("secret") || p.AltIV != ivCopy ||
+		!strings.Contains(p.String(), ivCopy) || !strings.HasPrefix(p.String(), "fsck: warning: ") {
+		t.Errorf("got %+v (%s), want a warning showing %q under the IV copy %q", p, p, m.Apply("secret"), ivCopy)
 	}
 }

@@ -94,6 +94,11 @@ type Problem struct {
 	Ino uint64
 	// Err is the underlying error, if any.
 	Err error
+	// AltIV is, for a SyncConflict entry whose name decrypts only under a
+	// conflict copy of gocryptfs.diriv, the name of that copy. Such a
+	// copy may also have been planted by whoever holds the storage
+	// (docs/threat-model-notes/alt-diriv.md), so it is named.
+	AltIV string
 }
 
 // String formats the problem in the style of the reference's -fsck output,
@@ -124,6 +129,9 @@ func (p Problem) String() string {
 	case OrphanLongName:
 		return fmt.Sprintf("fsck: orphan long name file in dir %q: %q", p.Path, p.Name)
 	case SyncConflict:
+		if p.AltIV != "" {
+			return fmt.Sprintf("fsck: warning: sync conflict in dir %q: %q shown as %q (name under the directory IV copy %q, not the directory's own IV)", p.Path, p.CipherPath, p.Name, p.AltIV)
+		}
 		return fmt.Sprintf("fsck: warning: sync conflict in dir %q: %q shown as %q", p.Path, p.CipherPath, p.Name)
 	}
 	return fmt.Sprintf("fsck: problem %d with %q: %v", int(p.Kind), p.Path, p.Err)
@@ -376,13 +384,17 @@ func (c *checker) conflicts(fd int, plainDir, cipherDir string, iv []byte, alts 
 		taken[ch.plain] = true
 	}
 	for i, e := range failed {
-		shown, _, ok := c.nt.DisplayConflictAt(fd, e.Name, iv, alts, func(s string) bool { return taken[s] })
+		shown, alt, ok := c.nt.DisplayConflictAt(fd, e.Name, iv, alts)
 		if !ok || taken[shown] {
 			c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, e.Name), Name: e.Name, Err: failedErr[i]})
 			continue
 		}
 		taken[shown] = true
-		c.report(Problem{Kind: SyncConflict, Path: plainDir, CipherPath: join(cipherDir, e.Name), Name: shown})
+		p := Problem{Kind: SyncConflict, Path: plainDir, CipherPath: join(cipherDir, e.Name), Name: shown}
+		if alt >= 0 {
+			p.AltIV = alts[alt].IVFileName()
+		}
+		c.report(p)
 		children = append(children, child{plain: shown, cipher: e.Name})
 	}
 	return children

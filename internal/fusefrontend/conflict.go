@@ -119,9 +119,9 @@ func (rn *RootNode) touchAltIVs(dirfd int) {
 }
 
 // resolveConflict maps e.name to the backing entry that the listing shows
-// under it, when the regular encryption e.cName does not exist: the same
-// name under an alternative IV, a name decorated with an alternative IV's
-// marker, or a conflict copy. It must stand for exactly one existing
+// under it, when the regular encryption e.cName does not exist: a name
+// under an alternative IV (e.name being decorated with that IV's marker),
+// or a conflict copy. It must stand for exactly one existing
 // entry; otherwise e is left alone (and will not be found). A conflict
 // copy of a long name shares the companion file of the original, so
 // e.longEnc stays empty for it and e.longBase names the original.
@@ -154,7 +154,9 @@ func (rn *RootNode) resolveConflict(e *entry) {
 	parsed := conflictname.Parse(e.name)
 	alts := rn.altIVsAt(e.dirfd)
 	for _, a := range alts {
-		add(e.name, a.IV, nil)
+		// A name under an alternative IV is only ever shown decorated
+		// with its IV file's marker (nametransform/conflict.go), so the
+		// undecorated name never leads to it.
 		for _, c := range parsed {
 			if c.Marker == a.Marker {
 				add(c.Base, a.IV, nil)

@@ -250,9 +250,9 @@ func readIV(t *testing.T, dir string) []byte {
 // TestTwoDirIVs simulates one directory created on two machines before
 // they synced: the second machine's IV file became a conflict copy and its
 // names (a file, a name also present on the first machine, a directory
-// with a file) sit next to the first machine's. All are shown, the common
-// name decorated with the IV copy's marker, and they can be read, written,
-// renamed and deleted.
+// with a file) sit next to the first machine's. All are shown, the second
+// machine's decorated with the IV copy's marker, and they can be read,
+// written, renamed (getting a regular name under the main IV) and deleted.
 func TestTwoDirIVs(t *testing.T) {
 	for _, m := range testMarkers {
 		t.Run(m.Tool.String(), func(t *testing.T) {
@@ -284,37 +284,46 @@ func TestTwoDirIVs(t *testing.T) {
 			if err := os.Remove(cd2); err != nil {
 				t.Fatal(err)
 			}
-			want := sorted([]string{"f", m.Apply("f"), "g.txt", "h.txt", "sub", longB})
+			// B's names are all shown decorated with the IV copy's marker
+			// (a planted IV copy must not make foreign entries pass for
+			// this directory's own).
+			fB, hB, subB, longBShown := m.Apply("f"), m.Apply("h.txt"), m.Apply("sub"), m.Apply(longB)
+			want := sorted([]string{"f", fB, "g.txt", hB, subB, longBShown})
 			if got := tf.plainEntries(t, "d"); !slices.Equal(got, want) {
 				t.Fatalf("listing %q, want %q", got, want)
 			}
-			for p, c := range map[string]string{"d/f": "f from A", "d/" + m.Apply("f"): "f from B", "d/h.txt": "h from B", "d/sub/s": "s from B", "d/" + longB: "long from B"} {
+			for p, c := range map[string]string{"d/f": "f from A", "d/" + fB: "f from B", "d/" + hB: "h from B", "d/" + subB + "/s": "s from B", "d/" + longBShown: "long from B"} {
 				if got := mustRead(t, tf.path(p)); string(got) != c {
 					t.Errorf("%s reads %q, want %q", p, got, c)
 				}
 			}
-			mustWrite(t, tf.path("d/h.txt"), []byte("h edited"))
-			mustWrite(t, tf.path("d/sub/s2"), []byte("new in B's dir"))
-			if got := mustRead(t, tf.path("d/h.txt")); string(got) != "h edited" {
-				t.Errorf("h.txt reads %q", got)
+			for _, p := range []string{"d/h.txt", "d/sub", "d/" + longB} {
+				if _, err := os.Lstat(tf.path(p)); !os.IsNotExist(err) {
+					t.Errorf("%s found undecorated: %v", p, err)
+				}
 			}
-			if err := os.Rename(tf.path("d/"+m.Apply("f")), tf.path("d/f-from-B")); err != nil {
+			mustWrite(t, tf.path("d/"+hB), []byte("h edited"))
+			mustWrite(t, tf.path("d/"+subB+"/s2"), []byte("new in B's dir"))
+			if got := mustRead(t, tf.path("d/"+hB)); string(got) != "h edited" {
+				t.Errorf("%s reads %q", hB, got)
+			}
+			if err := os.Rename(tf.path("d/"+fB), tf.path("d/f-from-B")); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Rename(tf.path("d/"+longB), tf.path("d/long")); err != nil {
+			if err := os.Rename(tf.path("d/"+longBShown), tf.path("d/long")); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.Remove(tf.path("d/h.txt")); err != nil {
+			if err := os.Remove(tf.path("d/" + hB)); err != nil {
 				t.Fatal(err)
 			}
-			want = sorted([]string{"f", "f-from-B", "g.txt", "long", "sub"})
+			want = sorted([]string{"f", "f-from-B", "g.txt", "long", subB})
 			if got := tf.plainEntries(t, "d"); !slices.Equal(got, want) {
 				t.Fatalf("listing after changes %q, want %q", got, want)
 			}
 			if got := mustRead(t, tf.path("d/f-from-B")); string(got) != "f from B" {
 				t.Errorf("renamed copy reads %q", got)
 			}
-			if got := mustRead(t, tf.path("d/sub/s2")); string(got) != "new in B's dir" {
+			if got := mustRead(t, tf.path("d/"+subB+"/s2")); string(got) != "new in B's dir" {
 				t.Errorf("sub/s2 reads %q", got)
 			}
 			// Renamed entries got names under the main IV; what is left
@@ -333,7 +342,7 @@ func TestTwoDirIVs(t *testing.T) {
 				t.Errorf("backing names not under the main IV: %q, want only sub's", other)
 			}
 			// Emptied, the directory can be removed, IV copy and all.
-			for _, p := range []string{"d/sub/s", "d/sub/s2", "d/sub", "d/f", "d/f-from-B", "d/g.txt", "d/long"} {
+			for _, p := range []string{"d/" + subB + "/s", "d/" + subB + "/s2", "d/" + subB, "d/f", "d/f-from-B", "d/g.txt", "d/long"} {
 				if err := os.Remove(tf.path(p)); err != nil {
 					t.Fatal(err)
 				}
@@ -388,5 +397,52 @@ func TestConflictCopyRmdir(t *testing.T) {
 	}
 	if got := tf.plainEntries(t, "d"); !slices.Equal(got, []string{"orig"}) {
 		t.Fatalf("listing after rmdir: %q", got)
+	}
+}
+
+// TestPlantedDirIVCopy: whoever holds the storage copies directory a's
+// gocryptfs.diriv into directory b as a sync conflict copy and a's
+// backing entry "secret" next to it. The entry must not appear in b under
+// its own name (that would let the storage move files between
+// directories unnoticed); it is shown only decorated with the IV copy's
+// marker, and its undecorated name is not found. A file created under
+// that name gets a regular name under b's own IV.
+func TestPlantedDirIVCopy(t *testing.T) {
+	tf := mountFS(t, testConfig{})
+	for _, d := range []string{"a", "b"} {
+		if err := os.Mkdir(tf.path(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustWrite(t, tf.path("a/secret"), []byte("a's file"))
+	mustWrite(t, tf.path("b/own"), []byte("b's file"))
+	ca := filepath.Join(tf.cipher, tf.cipherDir(t, "a"))
+	cb := filepath.Join(tf.cipher, tf.cipherDir(t, "b"))
+	m := testMarkers[0]
+	iv, err := os.ReadFile(filepath.Join(ca, nametransform.DirIVFilename))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(cb, m.Apply(nametransform.DirIVFilename)), iv)
+	cSecret := tf.cipherNameOf(t, "a", "secret")
+	if err := os.Link(filepath.Join(ca, cSecret), filepath.Join(cb, cSecret)); err != nil {
+		t.Fatal(err)
+	}
+	want := sorted([]string{"own", m.Apply("secret")})
+	if got := tf.plainEntries(t, "b"); !slices.Equal(got, want) {
+		t.Fatalf("b lists %q, want %q", got, want)
+	}
+	if _, err := os.Stat(tf.path("b/secret")); !os.IsNotExist(err) {
+		t.Fatalf("planted entry found under its undecorated name: %v", err)
+	}
+	if got := mustRead(t, tf.path("b/"+m.Apply("secret"))); string(got) != "a's file" {
+		t.Fatalf("decorated entry reads %q", got)
+	}
+	mustWrite(t, tf.path("b/secret"), []byte("new in b"))
+	if got := mustRead(t, tf.path("a/secret")); string(got) != "a's file" {
+		t.Fatalf("a/secret changed to %q by creating b/secret", got)
+	}
+	if _, err := os.Stat(filepath.Join(cb, tf.cipherNameOf(t, "b", "secret"))); err != nil {
+		t.Fatalf("b/secret not created under b's own IV: %v", err)
 	}
 }

@@ -110,8 +110,8 @@ func (rn *RootNode) listDir(dir string, dfd int, iv []byte) (*listing, error) {
 	isRoot := dir == ""
 	l := &listing{dfd: dfd, ents: make([]fuse.DirEntry, 0, len(ents)), cNames: make([]string, 0, len(ents))}
 	// Names that do not decrypt under the main IV are looked at after all
-	// that do, so that an alternative-IV name that equals one of them can
-	// be shown decorated (see conflict.go).
+	// that do, so that a decorated name that equals one of them is
+	// hidden rather than shadowing it (see conflict.go).
 	var failed []syscallcompat.DirEntry
 	var failedErr []error
 	alts := rn.altIVsIn(dfd, ents)
@@ -138,7 +138,7 @@ func (rn *RootNode) listDir(dir string, dfd int, iv []byte) (*listing, error) {
 		rn.addDirEntry(l, dfd, &dst, de, name)
 	}
 	for i, de := range failed {
-		name, _, ok := rn.nt.DisplayConflictAt(dfd, de.Name, iv, alts, func(s string) bool { return shownNames[s] })
+		name, _, ok := rn.nt.DisplayConflictAt(dfd, de.Name, iv, alts)
 		if !ok {
 			name, ok = rn.nt.DisplayBadName(de.Name, iv)
 		}

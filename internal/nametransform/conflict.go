@@ -19,9 +19,14 @@ import (
 // When one directory was created on two machines before they synced, it
 // ends up with a conflict copy of gocryptfs.diriv and names encrypted with
 // either IV. Each conflict copy of the IV file is an alternative IV (AltIV):
-// names that do not decrypt under the main IV are tried under each one. If
-// such a name equals one under the main IV, it is shown decorated with the
-// marker of its IV file, so that both stay reachable.
+// names that do not decrypt under the main IV are tried under each one and
+// are always shown decorated with the marker of their IV file, never under
+// their own name. Whoever holds the storage can plant a copy of another
+// directory's IV file (IV files are not secret) together with that
+// directory's entries; decorating keeps those entries from passing for
+// this directory's own (docs/threat-model-notes/alt-diriv.md). Names that
+// decrypt under the main IV are never affected by alternative IVs, except
+// for PreferAlt's invalid-UTF-8 case, which is then decorated too.
 
 // AltIV is an alternative directory IV: the content of a sync tool's
 // conflict copy of gocryptfs.diriv, with the marker that tool added.
@@ -78,36 +83,39 @@ func (n *NameTransform) ReadAltIVsAt(dirfd int, names []string) (ivs []AltIV, ba
 
 // DisplayConflictAt returns the name under which the backing entry cName
 // of the directory dirfd is shown when it does not decrypt under the main
-// IV iv: its name under an alternative IV (decorated with that IV's marker
-// if taken reports the plain name as used by a main-IV entry), or a
-// conflict copy of a name under any of the IVs. ok is false when none
-// applies or the result would be longer than NameMax.
-func (n *NameTransform) DisplayConflictAt(dirfd int, cName string, iv []byte, alts []AltIV, taken func(string) bool) (shown string, alt bool, ok bool) {
-	for _, a := range alts {
+// IV iv: its name under an alternative IV decorated with that IV's marker,
+// or a conflict copy of a name under any of the IVs (decorated with its
+// own marker). alt is the index in alts of the alternative IV the name
+// decrypted under, -1 for the main IV. ok is false when none applies or
+// the result would be longer than NameMax.
+func (n *NameTransform) DisplayConflictAt(dirfd int, cName string, iv []byte, alts []AltIV) (shown string, alt int, ok bool) {
+	for i, a := range alts {
 		plain, err := n.DecryptNameAt(dirfd, cName, a.IV)
 		if err != nil {
 			continue
 		}
-		if taken(plain) {
-			plain = a.Marker.Apply(plain)
-		}
-		return plain, true, len(plain) <= NameMax
+		shown := a.Marker.Apply(plain)
+		return shown, i, len(shown) <= NameMax
 	}
 	for _, c := range conflictname.Parse(cName) {
 		if IsLongNameFile(c.Base) {
 			continue
 		}
-		for _, v := range IVList(iv, alts) {
+		for i, v := range IVList(iv, alts) {
 			plain, err := n.DecryptNameAt(dirfd, c.Base, v)
 			if err != nil {
 				continue
 			}
 			shown := c.Marker.Apply(plain)
-			return shown, false, len(shown) <= NameMax
+			return shown, i - 1, len(shown) <= NameMax
 		}
 	}
-	return "", false, false
+	return "", -1, false
 }
+
+// IVFileName returns the backing name of the conflict copy of
+// gocryptfs.diriv that a holds.
+func (a AltIV) IVFileName() string { return a.Marker.Apply(DirIVFilename) }
 
 // IVList returns the main IV iv followed by the alternatives.
 func IVList(iv []byte, alts []AltIV) [][]byte {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/testutil"
 )
 
@@ -431,4 +432,51 @@ func TestKeySlotsReferencePasswd(t *testing.T) {
 	}
 	opens(t, gocryptfsBin, dir, true, "-extpass", "echo new")
 	opens(t, gocryptfsBin, dir, false, "-extpass", "echo second")
+}
+
+// TestKeySlotsDuplicateSecret: -addkey and -passwd refuse a new password
+// or key file that another slot already takes (before, -addkey accepted
+// it, and after -passwd changed one of the two slots the old password
+// still opened the filesystem).
+func TestKeySlotsDuplicateSecret(t *testing.T) {
+	dir := initFS(t)
+	testutil.Expect(t, gocryptfsIn(t, "test\ntwo\n", "-addkey", "-scryptn", "10", dir), 0, "Key slot 1 (password) added.")
+	conf := confJSON(t, dir)
+	for _, c := range []struct{ stdin, slot string }{{"test\ntest\n", "0"}, {"test\ntwo\n", "1"}, {"two\ntest\n", "0"}} {
+		testutil.Expect(t, gocryptfsIn(t, c.stdin, "-addkey", "-scryptn", "10", dir), 1, "Key slot "+c.slot+" already opens with this password")
+	}
+	kf := writeFile(t, "key", []byte("key file"))
+	testutil.Expect(t, gocryptfs(t, "-addkey", "-extpass", "echo test", "-scryptn", "10", "-newkeyfile", kf, dir), 0, "Key slot 2 (keyfile) added.")
+	testutil.Expect(t, gocryptfs(t, "-addkey", "-extpass", "echo test", "-scryptn", "10", "-newkeyfile", writeFile(t, "same", []byte("key file")), dir), 1,
+		"Key slot 2 already opens with this key file")
+	// -passwd: another slot's password is refused, the slot's own is not.
+	testutil.Expect(t, gocryptfsIn(t, "two\ntest\n", "-passwd", "-scryptn", "10", dir), 1, "Key slot 0 already opens with this password")
+	opens(t, gocryptfsBin, dir, true, "-extpass", "echo two")
+	testutil.Expect(t, gocryptfsIn(t, "two\ntwo\n", "-passwd", "-scryptn", "10", dir), 0, "Password changed.")
+	// The sequence now ends with the old password locked out.
+	testutil.Expect(t, gocryptfsIn(t, "test\nnew\n", "-passwd", "-scryptn", "10", dir), 0, "Password changed.")
+	opens(t, gocryptfsBin, dir, false, "-extpass", "echo test")
+	opens(t, gocryptfsBin, dir, true, "-extpass", "echo new")
+	if got := len(confJSON(t, dir)["KeySlots"].([]any)); got != 2 || len(conf["KeySlots"].([]any)) != 1 {
+		t.Errorf("%d extra slots, want 2 (one password, one key file)", got)
+	}
+}
+
+// TestKeySlotsKDFBudget: slot 0's scrypt N raised to 2^28 (256 GiB) by
+// whoever holds the storage is skipped with a warning before its KDF runs,
+// and the next slot still opens. Before the budget, the process died out
+// of memory.
+func TestKeySlotsKDFBudget(t *testing.T) {
+	dir := initFS(t)
+	testutil.Expect(t, gocryptfsIn(t, "test\ntwo\n", "-addkey", "-scryptn", "10", dir), 0)
+	m := confJSON(t, dir)
+	sc := m["ScryptObject"].(map[string]any)
+	if configfile.DefaultKDFMemoryBudget() < 128*8<<28 {
+		sc["N"] = 1 << 28
+	} else { // a machine with more than 341 GiB: too much work instead
+		sc["N"], sc["P"] = 1<<15, 1<<17
+	}
+	writeConfJSON(t, dir, m)
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-extpass", "echo two", dir), 0, "Key slot 0 skipped: key derivation cost above the budget")
+	testutil.Expect(t, gocryptfs(t, "-fsck", "-extpass", "echo test", dir), 12, "Key slot 0 skipped", "Password incorrect.")
 }
