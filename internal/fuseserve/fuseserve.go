@@ -35,6 +35,18 @@ type Options struct {
 	ReadAheadKB int
 }
 
+// LockOwnerCloser is implemented by a root node that takes forwarded
+// POSIX locks per lock owner. Mount hands it the owner of every FLUSH,
+// which the kernel sends on each close(2) of a descriptor with the closing
+// process as lock owner: POSIX releases all of a process's locks on a
+// file when it closes any descriptor of it. go-fuse's node API does not
+// pass the owner on. nodeID is the FUSE node ID (with
+// fs.Options.ExternalNodeID the node's StableAttr.Ino). It is called
+// concurrently with all other requests and must not block.
+type LockOwnerCloser interface {
+	CloseLockOwner(nodeID, owner uint64)
+}
+
 // Server is a mounted filesystem being served.
 type Server struct {
 	*fuse.Server
@@ -45,6 +57,9 @@ type Server struct {
 // mount is visible.
 func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Server, error) {
 	raw := &rawFS{RawFileSystem: fs.NewNodeFS(root, opts), trace: o.Trace}
+	if lc, ok := root.(LockOwnerCloser); ok && opts.EnableLocks {
+		raw.locks = lc
+	}
 	srv, err := fuse.NewServer(raw, dir, &opts.MountOptions)
 	if err != nil {
 		return nil, err
@@ -81,6 +96,7 @@ func (s *Server) Wait() {
 type rawFS struct {
 	fuse.RawFileSystem
 	trace    *slog.Logger
+	locks    LockOwnerCloser // nil unless locks are forwarded
 	inflight sync.WaitGroup
 	// ops counts requests other than FORGET; openFiles is the number of
 	// open file and directory handles.
