@@ -534,30 +534,54 @@ func TestLockWaitInterruptible(t *testing.T) {
 	if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	holdLock(t, p)
-
 	t.Run("SIGKILL", func(t *testing.T) {
+		release := holdLock(t, p)
 		cmd := startProbe(t, "wait", p)
 		waitBlocked(t, cmd, 1)
 		cmd.Process.Kill()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(testutil.RunTimeout):
-			t.Fatalf("a waiter killed with SIGKILL is still there (state %s)", procState(cmd.Process.Pid))
+		if _, stuck := awaitWaiter(t, cmd, release); stuck != "" {
+			t.Errorf("a waiter killed with SIGKILL was still there (state %s) until the holder let go", stuck)
 		}
 	})
 	t.Run("SIGALRM", func(t *testing.T) {
+		release := holdLock(t, p)
 		cmd := startProbe(t, "alarm", p)
 		tids := waitBlocked(t, cmd, 1)
 		if err := unix.Tgkill(cmd.Process.Pid, tids[0], unix.SIGALRM); err != nil {
 			t.Fatal(err)
 		}
-		if got := probeExit(t, cmd, testutil.RunTimeout); got != probeEINTR {
-			t.Errorf("F_SETLKW interrupted by SIGALRM: exit %d, want %d (EINTR)", got, probeEINTR)
+		code, stuck := awaitWaiter(t, cmd, release)
+		if stuck != "" || code != probeEINTR {
+			t.Errorf("F_SETLKW interrupted by SIGALRM: exit %d (still waiting: %q), want %d (EINTR) at once", code, stuck, probeEINTR)
 		}
 	})
+}
+
+// awaitWaiter waits for a probe that waits for a lock held through
+// release. If it has not exited after testutil.RunTimeout (a hang
+// detector), stuck is its state then, and the lock is released so that it
+// can finish. code is its exit code.
+func awaitWaiter(t *testing.T, cmd *exec.Cmd, release func()) (code int, stuck string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(testutil.RunTimeout):
+		stuck = procState(cmd.Process.Pid)
+		release()
+		err = <-done
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stuck
+	case errors.As(err, &ee):
+		return ee.ExitCode(), stuck
+	}
+	t.Fatalf("lock probe: %v", err)
+	return -1, stuck
 }
 
 // TestLockWaitersThreads: with -sharedstorage, manyWaiters lock requests
