@@ -75,10 +75,9 @@ type lockTable struct {
 	// owners maps a node (its inode number, the FUSE node ID) to its lock
 	// owners.
 	owners map[uint64]map[uint64]*ownerLock
-	// released is closed (and replaced) when a lock of this mount was
-	// released, to wake waiters; nil while nobody waits.
+	// released is closed (and dropped) when a lock of this mount was
+	// released, to wake the waiters; nil while nobody waits.
 	released chan struct{}
-	waiters  int
 }
 
 // ownerLock is the backing open file description of one lock owner on one
@@ -259,14 +258,6 @@ func (t *lockTable) wait(ctx context.Context, block bool, try func() error) erro
 	if !block {
 		return try()
 	}
-	t.mu.Lock()
-	t.waiters++
-	t.mu.Unlock()
-	defer func() {
-		t.mu.Lock()
-		t.waiters--
-		t.mu.Unlock()
-	}()
 	delay := minLockPoll
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
