@@ -277,7 +277,7 @@ func (t *lockTable) wait(ctx context.Context, block bool, try func() error) erro
 		timer.Reset(delay)
 		select {
 		case <-ctx.Done():
-			return syscall.EINTR
+			return syscallcompat.Interrupted
 		case <-ch:
 			delay = minLockPoll
 		case <-timer.C:

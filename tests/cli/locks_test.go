@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,11 +173,13 @@ func noRestartSIGALRM() error {
 }
 
 // startProbe starts a lock probe of the given kind on path in another
-// process; the test ends it if it is still running.
-func startProbe(t *testing.T, kind, path string) *exec.Cmd {
+// process, which inherits the descriptors inherit; the test ends it if it
+// is still running.
+func startProbe(t *testing.T, kind, path string, inherit ...*os.File) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), lockProbeEnv+"="+kind+":"+path)
+	cmd.ExtraFiles = inherit
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -335,9 +338,10 @@ func holdLock(t *testing.T, path string) (release func()) {
 // TestLocksPOSIX: fcntl locks on the mount behave as on a plain directory
 // (side by side), with the default options and with -sharedstorage: a
 // process never conflicts with itself across two opens, another process
-// conflicts, and closing any descriptor of the file (a dup, a second open)
-// releases all of the process's locks on it, after which F_GETLK from
-// another process reports the file free. flock and F_OFD_* locks belong to
+// conflicts, and closing any descriptor of the file (a dup, a second open,
+// a dup closed on another thread) releases all of the process's locks on
+// it, after which F_GETLK from another process reports the file free; a
+// child closing an inherited descriptor releases nothing. flock and F_OFD_* locks belong to
 // the open file: two opens conflict.
 func TestLocksPOSIX(t *testing.T) {
 	dir := initFS(t)
@@ -397,6 +401,32 @@ func TestLocksPOSIX(t *testing.T) {
 			f2.Close()
 			expect("after closing a second descriptor", "getlk", probeGot)
 			expect("after closing a second descriptor", "fcntl", probeGot)
+
+			// A child process that inherited the descriptor and closes
+			// it (at exit) is another owner: the lock stays.
+			if err := lock(f1, unix.F_SETLK, unix.F_WRLCK); err != nil {
+				t.Fatal(err)
+			}
+			child := startProbe(t, "getlk", p, f1)
+			if got := probeExit(t, child, testutil.RunTimeout); got != probeConflict {
+				t.Errorf("getlk probe holding an inherited descriptor: exit %d, want %d", got, probeConflict)
+			}
+			expect("after a child closed an inherited descriptor", "fcntl", probeConflict)
+
+			// A close on another thread (clone with CLONE_FILES) is a
+			// close by the same owner: the lock goes.
+			dup, err = unix.Dup(int(f1.Fd()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			closed := make(chan struct{})
+			go func() {
+				runtime.LockOSThread() // this thread ends with the goroutine
+				unix.Close(dup)
+				close(closed)
+			}()
+			<-closed
+			expect("after a close on another thread", "getlk", probeGot)
 
 			// Open-file-description locks and flock: two opens conflict.
 			f3 := open()
