@@ -2,8 +2,9 @@
 // does, with what the mount code needs on top, the same for both frontends:
 // it counts the requests in flight, so that the caller can wait for the
 // last one to finish before it wipes the keys; it counts requests and open
-// files, for -idle; and, when asked (-d), it logs one line per FUSE request
-// with its result.
+// files, for -idle; it hands the lock owner of every FLUSH to a root that
+// forwards locks (LockOwnerCloser); and, when asked (-d), it logs one line
+// per FUSE request with its result.
 //
 // go-fuse's Server.Wait only waits for its reader loops; requests it has
 // handed to goroutines of their own may still be running when it returns.
