@@ -263,6 +263,7 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 		KernelCache:        a.kernelCache,
 		ReadOnly:           readOnly,
 		Writeback:          mountopts.Writeback(mountParams(a, readOnly)),
+		ForwardLocks:       mountopts.ForwardLocks(mountParams(a, readOnly)),
 		Atime:              atimePolicy(a),
 		ACL:                a.acl,
 		Logger:             e.log,

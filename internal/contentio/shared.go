@@ -34,10 +34,11 @@ import (
 // since another mount may truncate the file and write a new header.
 //
 // The locks are taken at LockBase + ciphertext offset, never on the
-// ciphertext offsets themselves: the frontend forwards applications'
-// fcntl locks to the same open file descriptions, limited to offsets below
-// LockBase, and locks of one owner on overlapping ranges would merge and
-// release each other.
+// ciphertext offsets themselves: with -sharedstorage the frontend forwards
+// applications' fcntl locks to the backing file (on open file descriptions
+// of their own, fusefrontend/locks.go), limited to offsets below LockBase,
+// and an application's lock on a range must neither block nor be blocked
+// by the internal locks of any mount.
 
 // LockBase is the offset at which the internal byte-range locks of
 // SharedStorage start; forwarded application locks must stay below it.

@@ -144,11 +144,12 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 		// page cache is never kept (the truncation changed ctime, so the
 		// stamp would not have matched either).
 	}
-	if f.readOnly && !rn.args.Writeback {
+	if f.readOnly && !rn.args.Writeback && !rn.args.ForwardLocks {
 		// No FLUSH round trip for the close of a handle that has
 		// nothing to flush (see Flush). The kernel ignores the flag
 		// under the writeback cache, whose FLUSH also writes the
-		// inode's dirty pages back.
+		// inode's dirty pages back. Forwarded locks need every FLUSH:
+		// it releases the closing process's locks (locks.go).
 		fuseFlags |= fuse.FOPEN_NOFLUSH
 	}
 	if flags&syscall.O_TRUNC == 0 && n.keepCache(&st) {
@@ -429,6 +430,10 @@ func (n *Node) Release(ctx context.Context, fh fs.FileHandle) (errno syscall.Err
 	if !f.stampCurrent {
 		n.rememberStamp(f.cf.Fd())
 	}
+	if rn.args.ForwardLocks {
+		// After the fd is closed: its flock locks are gone then.
+		defer rn.locks.handleReleased(n.StableAttr().Ino, f)
+	}
 	return n.toErrno("Release", rn.releaseFile(f))
 }
 
@@ -483,105 +488,4 @@ func (n *Node) Lseek(ctx context.Context, fh fs.FileHandle, off uint64, whence u
 		return 0, syscall.EINVAL
 	}
 	return res, n.toErrno("Lseek", err)
-}
-
-// Locks are open-file-description locks on the handle's own backing fd, so
-// locks taken through different opens conflict as they would locally.
-
-var _ = (fs.NodeGetlker)((*Node)(nil))
-
-// Getlk tests for a conflicting lock.
-func (n *Node) Getlk(ctx context.Context, fh fs.FileHandle, owner uint64, lk *fuse.FileLock, flags uint32, out *fuse.FileLock) (errno syscall.Errno) {
-	rn := n.rn
-	defer fuseutil.Recover(rn.log, "Getlk", &errno)
-	rn.enter("Getlk")
-	f, ok := fh.(*file)
-	if !ok {
-		return syscall.EBADF
-	}
-	var flk syscall.Flock_t
-	lk.ToFlockT(&flk)
-	if err := clampLock(&flk); err != nil {
-		return n.toErrno("Getlk", err)
-	}
-	err := syscallcompat.Retry(func() error { return syscall.FcntlFlock(uintptr(f.cf.Fd()), unix.F_OFD_GETLK, &flk) })
-	if err != nil {
-		return n.toErrno("Getlk", err)
-	}
-	if flk.Type != syscall.F_UNLCK {
-		flk.Len = contentio.UnclampAppLock(flk.Start, flk.Len)
-	}
-	out.FromFlockT(&flk)
-	return 0
-}
-
-var _ = (fs.NodeSetlker)((*Node)(nil))
-
-// Setlk takes or releases a lock without waiting.
-func (n *Node) Setlk(ctx context.Context, fh fs.FileHandle, owner uint64, lk *fuse.FileLock, flags uint32) (errno syscall.Errno) {
-	rn := n.rn
-	defer fuseutil.Recover(rn.log, "Setlk", &errno)
-	rn.enter("Setlk")
-	return n.toErrno("Setlk", rn.setLock(fh, lk, flags, false))
-}
-
-var _ = (fs.NodeSetlkwer)((*Node)(nil))
-
-// Setlkw takes a lock, waiting for conflicting ones to go away.
-func (n *Node) Setlkw(ctx context.Context, fh fs.FileHandle, owner uint64, lk *fuse.FileLock, flags uint32) (errno syscall.Errno) {
-	rn := n.rn
-	defer fuseutil.Recover(rn.log, "Setlkw", &errno)
-	rn.enter("Setlkw")
-	return n.toErrno("Setlkw", rn.setLock(fh, lk, flags, true))
-}
-
-func (rn *RootNode) setLock(fh fs.FileHandle, lk *fuse.FileLock, flags uint32, wait bool) error {
-	f, ok := fh.(*file)
-	if !ok {
-		return syscall.EBADF
-	}
-	fd := f.cf.Fd()
-	if flags&fuse.FUSE_LK_FLOCK != 0 {
-		var op int
-		switch lk.Typ {
-		case syscall.F_RDLCK:
-			op = syscall.LOCK_SH
-		case syscall.F_WRLCK:
-			op = syscall.LOCK_EX
-		case syscall.F_UNLCK:
-			op = syscall.LOCK_UN
-		default:
-			return syscall.EINVAL
-		}
-		if !wait {
-			op |= syscall.LOCK_NB
-		}
-		return syscall.Flock(fd, op)
-	}
-	var flk syscall.Flock_t
-	lk.ToFlockT(&flk)
-	if err := clampLock(&flk); err != nil {
-		return err
-	}
-	cmd := unix.F_OFD_SETLK
-	if wait {
-		cmd = unix.F_OFD_SETLKW
-	}
-	// A blocking wait must not be retried on EINTR blindly: the kernel
-	// interrupts the request when the caller is signalled, and go-fuse
-	// reports that through ctx; one call is what the caller asked for.
-	return syscall.FcntlFlock(uintptr(fd), cmd, &flk)
-}
-
-// clampLock keeps a forwarded application lock below contentio.LockBase,
-// where -sharedstorage takes its own locks on the same open file
-// descriptions (locks of one owner would merge). Done in every mode, so
-// that mounts with and without -sharedstorage agree on the ranges.
-func clampLock(flk *syscall.Flock_t) error {
-	l, err := contentio.ClampAppLock(flk.Start, flk.Len)
-	if err != nil {
-		return err
-	}
-	flk.Len = l
-	return nil
 }

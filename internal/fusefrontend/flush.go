@@ -27,11 +27,11 @@ import (
 //     mtime) and waits for them before it looks at no_flush, so written
 //     data is in the backing file when close returns, and a write error
 //     is still reported by close.
-//   - Locks: the frontend takes fcntl and flock locks as
-//     open-file-description locks on the handle's backing fd (setLock),
-//     which go when the handle is released (RELEASE), never on FLUSH.
+//   - Locks: the kernel keeps fcntl and flock locks itself and releases
+//     them on close; only with -sharedstorage are they forwarded, and
+//     there FLUSH releases the closing process's locks (locks.go).
 //
-// FLUSH stays on with -sharedstorage and on every other backing
+// FLUSH stays on with -sharedstorage (Args.ForwardLocks) and on every other backing
 // filesystem: a network filesystem (NFS, SMB, FUSE) uses the close of a
 // descriptor as its close-to-open flush point and reports write errors
 // there.
@@ -52,7 +52,7 @@ var noFlushFS = []int64{
 // below it keeps FLUSH too, as does one whose mount table cannot be read.
 // (A mount made below CIPHERDIR after mounting is not seen.)
 func flushNeeded(args Args, rootFd int) bool {
-	if args.KeepFlush || args.SharedStorage {
+	if args.KeepFlush || args.SharedStorage || args.ForwardLocks {
 		return true
 	}
 	var sfs unix.Statfs_t

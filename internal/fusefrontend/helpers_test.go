@@ -103,6 +103,7 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 		Debug:         os.Getenv("FUSE_DEBUG") != "",
 	}
 	args.Writeback = mountopts.Writeback(params)
+	args.ForwardLocks = mountopts.ForwardLocks(params)
 	if cfg.writeback && !args.Writeback {
 		t.Fatal("testConfig: writeback needs timeouts and a read-write mount")
 	}

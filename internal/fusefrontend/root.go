@@ -87,6 +87,11 @@ type Args struct {
 	// flushes dirty pages through any writable handle, also an O_APPEND
 	// one, so WRITE offsets are taken as they come.
 	Writeback bool
+	// ForwardLocks tells that the kernel forwards fcntl and flock locks
+	// (mountopts.ForwardLocks, -sharedstorage): they are taken on the
+	// backing files, per lock owner (locks.go), and every close sends
+	// FLUSH, which releases the closing process's locks.
+	ForwardLocks bool
 	// Atime is the access time policy (see AtimeFromOptions).
 	Atime Atime
 	// ACL: the mount has POSIX ACLs enabled (MountOptions.EnableAcl);
@@ -122,6 +127,7 @@ type RootNode struct {
 	names    *nameMemo // backing names of plaintext names
 	xattrs   *nameMemo // encrypted xattr names
 	openDirs openDirs
+	locks    lockTable // forwarded locks (Args.ForwardLocks)
 	altIVs   altIVCache
 	table    *contentio.Table
 	warned   warnLog

@@ -2,8 +2,9 @@
 // does, with what the mount code needs on top, the same for both frontends:
 // it counts the requests in flight, so that the caller can wait for the
 // last one to finish before it wipes the keys; it counts requests and open
-// files, for -idle; and, when asked (-d), it logs one line per FUSE request
-// with its result.
+// files, for -idle; it hands the lock owner of every FLUSH to a root that
+// forwards locks (LockOwnerCloser); and, when asked (-d), it logs one line
+// per FUSE request with its result.
 //
 // go-fuse's Server.Wait only waits for its reader loops; requests it has
 // handed to goroutines of their own may still be running when it returns.
@@ -35,6 +36,18 @@ type Options struct {
 	ReadAheadKB int
 }
 
+// LockOwnerCloser is implemented by a root node that takes forwarded
+// POSIX locks per lock owner. Mount hands it the owner of every FLUSH,
+// which the kernel sends on each close(2) of a descriptor with the closing
+// process as lock owner: POSIX releases all of a process's locks on a
+// file when it closes any descriptor of it. go-fuse's node API does not
+// pass the owner on. nodeID is the FUSE node ID (with
+// fs.Options.ExternalNodeID the node's StableAttr.Ino). It is called
+// concurrently with all other requests and must not block.
+type LockOwnerCloser interface {
+	CloseLockOwner(nodeID, owner uint64)
+}
+
 // Server is a mounted filesystem being served.
 type Server struct {
 	*fuse.Server
@@ -45,6 +58,9 @@ type Server struct {
 // mount is visible.
 func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Server, error) {
 	raw := &rawFS{RawFileSystem: fs.NewNodeFS(root, opts), trace: o.Trace}
+	if lc, ok := root.(LockOwnerCloser); ok && opts.EnableLocks {
+		raw.locks = lc
+	}
 	srv, err := fuse.NewServer(raw, dir, &opts.MountOptions)
 	if err != nil {
 		return nil, err
@@ -81,6 +97,7 @@ func (s *Server) Wait() {
 type rawFS struct {
 	fuse.RawFileSystem
 	trace    *slog.Logger
+	locks    LockOwnerCloser // nil unless locks are forwarded
 	inflight sync.WaitGroup
 	// ops counts requests other than FORGET; openFiles is the number of
 	// open file and directory handles.

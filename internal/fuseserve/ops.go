@@ -215,6 +215,10 @@ func (w *rawFS) SetLkw(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
 func (w *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 	w.begin()
 	defer w.inflight.Done()
+	if w.locks != nil {
+		// go-fuse's node API does not pass the lock owner of FLUSH.
+		w.locks.CloseLockOwner(in.NodeId, in.LockOwner)
+	}
 	s := w.RawFileSystem.Flush(cancel, in)
 	if w.trace != nil {
 		w.log("FLUSH", in.NodeId, s, "fh", in.Fh)

@@ -35,7 +35,7 @@ type Params struct {
 	// FsName overrides the first column of mount(8)/df -T.
 	FsName string
 	// Reverse selects the subtype gocryptfs-reverse; the reverse view is
-	// read-only and does not forward locks.
+	// read-only and never forwards locks.
 	Reverse bool
 	// ReadOnly is the effective read-only state ("ro"); RW asks for an
 	// explicit "rw" (-rw).
@@ -50,7 +50,8 @@ type Params struct {
 	// KernelOptions are extra comma-separated options (-ko).
 	KernelOptions string
 	// SharedStorage turns off all kernel caching of names and attributes
-	// (CIPHERDIR may be changed behind our back).
+	// (CIPHERDIR may be changed behind our back) and forwards locks
+	// (ForwardLocks).
 	SharedStorage bool
 	// SerializeReads makes the kernel send one READ at a time.
 	SerializeReads bool
@@ -73,6 +74,18 @@ type Params struct {
 // any writable handle.
 func Writeback(p Params) bool {
 	return !p.NoWriteCache && !p.SharedStorage && !p.ReadOnly && !p.Reverse
+}
+
+// ForwardLocks reports whether the mount asks the kernel to forward fcntl
+// and flock locks (CAP_POSIX_LOCKS, CAP_FLOCK_LOCKS) to the frontend,
+// which takes them on the backing ciphertext files
+// (fusefrontend.Args.ForwardLocks). Only with -sharedstorage, where other
+// mounts of CIPHERDIR, possibly on other machines, must see them. Without
+// it the kernel keeps the locks itself, with its exact POSIX semantics,
+// as on any local filesystem; they are then visible through this mount
+// only. The read-only reverse view never forwards.
+func ForwardLocks(p Params) bool {
+	return p.SharedStorage && !p.Reverse
 }
 
 // KernelOptions returns the -o items handed to fusermount.
@@ -155,16 +168,8 @@ func Build(p Params) *fs.Options {
 			Debug:             p.Debug,
 			SyncRead:          p.SerializeReads,
 			EnableAcl:         p.ACL,
-			// Application fcntl and flock locks are forwarded to the
-			// backing ciphertext files (the forward frontend takes them
-			// as open-file-description locks on the backing fd), so that
-			// locks taken through two mounts of one CIPHERDIR, or on the
-			// mount and on CIPHERDIR itself, conflict. The read-only
-			// reverse view keeps the kernel's local locking. (A flock lock
-			// left to close() is dropped when the kernel's asynchronous
-			// RELEASE arrives, a moment after close returned; explicit
-			// unlocks and fcntl locks are synchronous.)
-			EnableLocks: !p.Reverse,
+			// See ForwardLocks.
+			EnableLocks: ForwardLocks(p),
 			// READ replies are decrypted (or encrypted) bytes, never a
 			// file range go-fuse could splice; its splice attempt would
 			// cost two extra system calls per reply.

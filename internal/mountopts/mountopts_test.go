@@ -9,8 +9,7 @@ import (
 
 // TestBuild: the options every mount (binary and FUSE tests) gets. Splice
 // is off (READ replies are in-memory bytes, a splice attempt costs two
-// system calls per reply), writes come in 1 MiB requests, and locks are
-// forwarded in forward mode only.
+// system calls per reply) and writes come in 1 MiB requests.
 func TestBuild(t *testing.T) {
 	for _, reverse := range []bool{false, true} {
 		o := Build(Params{Reverse: reverse, ReadOnly: reverse, CipherDir: "/c"})
@@ -21,9 +20,6 @@ func TestBuild(t *testing.T) {
 		if mo.MaxWrite != MaxWrite {
 			t.Errorf("reverse=%v: MaxWrite %d", reverse, mo.MaxWrite)
 		}
-		if mo.EnableLocks == reverse {
-			t.Errorf("reverse=%v: EnableLocks=%v", reverse, mo.EnableLocks)
-		}
 		if mo.FsName != "/c" || mo.Name != FsType(reverse) {
 			t.Errorf("reverse=%v: FsName %q Name %q", reverse, mo.FsName, mo.Name)
 		}
@@ -33,6 +29,32 @@ func TestBuild(t *testing.T) {
 	}
 	if o := Build(Params{SharedStorage: true}); *o.EntryTimeout != 0 || *o.AttrTimeout != 0 || *o.NegativeTimeout != 0 {
 		t.Error("-sharedstorage must disable kernel caching")
+	}
+}
+
+// TestForwardLocks: the kernel keeps locks itself (exact POSIX semantics,
+// seen through this mount only) unless -sharedstorage needs other mounts
+// to see them; the reverse view never forwards.
+func TestForwardLocks(t *testing.T) {
+	cases := []struct {
+		p    Params
+		want bool
+	}{
+		{Params{}, false},
+		{Params{NoWriteCache: true}, false},
+		{Params{ReadOnly: true}, false},
+		{Params{SharedStorage: true}, true},
+		{Params{SharedStorage: true, ReadOnly: true}, true},
+		{Params{SharedStorage: true, Reverse: true, ReadOnly: true}, false},
+		{Params{Reverse: true, ReadOnly: true}, false},
+	}
+	for _, c := range cases {
+		if got := ForwardLocks(c.p); got != c.want {
+			t.Errorf("%+v: ForwardLocks %v, want %v", c.p, got, c.want)
+		}
+		if got := Build(c.p).EnableLocks; got != c.want {
+			t.Errorf("%+v: EnableLocks %v, want %v", c.p, got, c.want)
+		}
 	}
 }
 

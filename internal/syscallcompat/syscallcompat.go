@@ -24,6 +24,11 @@ import (
 // this often in a row is stuck in a signal storm and reports EINTR.
 const maxEINTR = 100
 
+// Interrupted (EINTR) is what a request that waits on behalf of a caller
+// returns when the caller was signalled (a FUSE INTERRUPT): the kernel
+// then fails or restarts the caller's system call, as its own waits do.
+const Interrupted = syscall.EINTR
+
 // Retry calls fn until it returns something other than EINTR.
 func Retry(fn func() error) error {
 	var err error

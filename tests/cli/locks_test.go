@@ -1,29 +1,57 @@
 package cli_test
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/testutil"
 )
+
+// Locks (docs/cli.md, "Locks"): by default the kernel keeps fcntl and
+// flock locks itself, as on any local filesystem; with -sharedstorage they
+// are forwarded to the ciphertext files with POSIX semantics, interruptible
+// waits and a bounded number of daemon threads.
 
 // Exit codes of a lock probe (a re-executed test binary, see lockProbe).
 const (
-	probeGot      = 0  // the lock was free and is now released again
+	probeGot      = 0  // the lock was free (and is released again); getlk: no lock reported
 	probeConflict = 11 // someone else holds a conflicting lock
+	probeEINTR    = 12 // a waiting lock request failed with EINTR
 	probeFailed   = 2  // the probe itself failed
 )
 
 // lockProbeEnv names the variable that turns the test binary into a lock
-// probe: "fcntl:PATH" or "flock:PATH".
+// probe: "KIND:PATH", KIND one of
+//
+//	fcntl  F_SETLK a write lock on the whole file, without waiting
+//	flock  flock(LOCK_EX|LOCK_NB)
+//	getlk  F_GETLK for a write lock on the whole file
+//	wait   F_SETLKW a write lock on the whole file
+//	alarm  wait, with a SIGALRM handler installed without SA_RESTART, so
+//	       that a SIGALRM makes a waiting F_SETLKW fail with EINTR
+//	many   manyWaiters open descriptors, each waiting in F_OFD_SETLKW
 const lockProbeEnv = "GOCRYPTFS_TEST_LOCK_PROBE"
 
-// lockProbe, in a process started by probeLock, tries to take an exclusive
-// lock without waiting and reports the outcome as exit code. ok is false in
+// manyWaiters is the number of waiting lock requests of the "many" probe.
+const manyWaiters = 300
+
+// lockProbe, in a process started by startProbe, runs the probe its
+// environment names and reports the outcome as exit code. ok is false in
 // the normal test process.
 func lockProbe() (code int, ok bool) {
 	v := os.Getenv(lockProbeEnv)
@@ -31,53 +59,236 @@ func lockProbe() (code int, ok bool) {
 		return 0, false
 	}
 	kind, path, _ := strings.Cut(v, ":")
+	if kind == "many" {
+		return probeMany(path), true
+	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return probeFailed, true
 	}
 	defer f.Close()
-	if kind == "flock" {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-	} else {
-		lk := unix.Flock_t{Type: unix.F_WRLCK}
-		err = unix.FcntlFlock(f.Fd(), unix.F_SETLK, &lk)
+	fd := f.Fd()
+	whole := func(typ int16) *unix.Flock_t { return &unix.Flock_t{Type: typ, Whence: unix.SEEK_SET} }
+	switch kind {
+	case "flock":
+		err = unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB)
+	case "fcntl":
+		err = unix.FcntlFlock(fd, unix.F_SETLK, whole(unix.F_WRLCK))
+	case "getlk":
+		lk := whole(unix.F_WRLCK)
+		if err := unix.FcntlFlock(fd, unix.F_GETLK, lk); err != nil {
+			return probeFailed, true
+		}
+		if lk.Type == unix.F_UNLCK {
+			return probeGot, true
+		}
+		return probeConflict, true
+	case "alarm":
+		if noRestartSIGALRM() != nil {
+			return probeFailed, true
+		}
+		fallthrough
+	case "wait":
+		// Not retried on EINTR: that is what "alarm" looks for.
+		err = unix.FcntlFlock(fd, unix.F_SETLKW, whole(unix.F_WRLCK))
+	default:
+		return probeFailed, true
 	}
 	switch {
 	case err == nil:
-		// Unlock explicitly: a lock dropped by close(2) on a FUSE file is
-		// released with the asynchronous RELEASE request, which may reach
-		// the backing file only after the next subtest's lock attempt.
+		// Unlock explicitly: a flock lock dropped by close(2) on a FUSE
+		// file is released with the asynchronous RELEASE request, which
+		// may reach the backing file only after the next probe.
 		if kind == "flock" {
-			err = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+			err = unix.Flock(int(fd), unix.LOCK_UN)
 		} else {
-			err = unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_UNLCK})
+			err = unix.FcntlFlock(fd, unix.F_SETLK, whole(unix.F_UNLCK))
 		}
 		if err != nil {
 			return probeFailed, true
 		}
 		return probeGot, true
+	case errors.Is(err, unix.EINTR):
+		return probeEINTR, true
 	case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EACCES), errors.Is(err, unix.EWOULDBLOCK):
 		return probeConflict, true
 	}
 	return probeFailed, true
 }
 
+// probeMany waits for a write lock on path through manyWaiters open file
+// descriptions at once (F_OFD_SETLKW: each its own lock owner), takes and
+// releases it in each, and exits probeGot when all got it.
+func probeMany(path string) int {
+	var wg sync.WaitGroup
+	var failed sync.Once
+	code := probeGot
+	for range manyWaiters {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return probeFailed
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer f.Close()
+			err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLKW, &unix.Flock_t{Type: unix.F_WRLCK})
+			if err == nil {
+				err = unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &unix.Flock_t{Type: unix.F_UNLCK})
+			}
+			if err != nil {
+				failed.Do(func() { code = probeFailed })
+			}
+		}()
+	}
+	wg.Wait()
+	return code
+}
+
+// kernelSigaction is the kernel's struct sigaction on amd64 and arm64.
+type kernelSigaction struct {
+	handler  uintptr
+	flags    uint64
+	restorer uintptr
+	mask     uint64
+}
+
+// saRestart is SA_RESTART (asm-generic/signal-defs.h).
+const saRestart = 0x10000000
+
+// noRestartSIGALRM makes SIGALRM interrupt system calls with EINTR: the Go
+// runtime installs its handler with SA_RESTART, under which the kernel
+// restarts an interrupted F_SETLKW. The handler stays the runtime's.
+func noRestartSIGALRM() error {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGALRM)
+	var sa kernelSigaction
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGALRM), 0, uintptr(unsafe.Pointer(&sa)), 8, 0, 0); e != 0 {
+		return e
+	}
+	sa.flags &^= saRestart
+	if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGALRM), uintptr(unsafe.Pointer(&sa)), 0, 8, 0, 0); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// startProbe starts a lock probe of the given kind on path in another
+// process, which inherits the descriptors inherit; the test ends it if it
+// is still running.
+func startProbe(t *testing.T, kind, path string, inherit ...*os.File) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), lockProbeEnv+"="+kind+":"+path)
+	cmd.ExtraFiles = inherit
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd
+}
+
 // probeLock runs a lock probe of the given kind on path in another process
 // and returns its exit code.
 func probeLock(t *testing.T, kind, path string) int {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), lockProbeEnv+"="+kind+":"+path)
-	out, err := cmd.CombinedOutput()
+	cmd := startProbe(t, kind, path)
+	return probeExit(t, cmd, testutil.RunTimeout)
+}
+
+// probeExit waits for a probe (at most timeout: a hang detector, not a
+// speed assertion) and returns its exit code.
+func probeExit(t *testing.T, cmd *exec.Cmd, timeout time.Duration) int {
+	t.Helper()
+	err := testutil.WaitExit(cmd, timeout)
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &ee) && ee.ExitCode() != probeFailed:
+	case errors.As(err, &ee) && ee.ExitCode() != probeFailed && ee.ExitCode() >= 0:
 		return ee.ExitCode()
 	}
-	t.Fatalf("lock probe on %s: %v %s", path, err, out)
+	t.Fatalf("lock probe: %v", err)
 	return -1
+}
+
+// blockedInSetlkw returns the threads of pid that wait in fcntl(F_SETLKW)
+// or fcntl(F_OFD_SETLKW) (/proc/PID/task/TID/syscall: number and
+// arguments of the system call a blocked thread is in).
+func blockedInSetlkw(pid int) []int {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var tids []int
+	for _, e := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/syscall", pid, e.Name()))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 3 || f[0] != strconv.Itoa(unix.SYS_FCNTL) {
+			continue
+		}
+		cmd, err := strconv.ParseUint(strings.TrimPrefix(f[2], "0x"), 16, 64)
+		if err == nil && (cmd == unix.F_SETLKW || cmd == unix.F_OFD_SETLKW) {
+			tid, _ := strconv.Atoi(e.Name())
+			tids = append(tids, tid)
+		}
+	}
+	return tids
+}
+
+// waitBlocked waits until n threads of cmd wait for a lock and returns
+// them. A lock request that reached the kernel is sent to the daemon
+// before the thread sleeps.
+func waitBlocked(t *testing.T, cmd *exec.Cmd, n int) []int {
+	t.Helper()
+	var tids []int
+	if !testutil.WaitFor(testutil.RunTimeout, func() bool {
+		tids = blockedInSetlkw(cmd.Process.Pid)
+		return len(tids) >= n
+	}) {
+		t.Fatalf("%d of %d lock requests of the probe are waiting", len(tids), n)
+	}
+	return tids
+}
+
+// procState is the state letter of /proc/PID/stat ("D": uninterruptible).
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "gone"
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2 : i+3]
+	}
+	return "?"
+}
+
+// threadCount is the Threads: line of /proc/PID/status.
+func threadCount(t *testing.T, pid int) int {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no Threads: line")
+	return 0
 }
 
 // backingFile returns the only regular file in the CIPHERDIR root besides
@@ -101,15 +312,177 @@ func backingFile(t *testing.T, cipherdir string) string {
 	return found[0]
 }
 
-// TestLocksForwarded: application fcntl and flock locks taken on the mount
-// reach the backing ciphertext file. A lock held through the mount
-// conflicts with one tried by another process on the mount, on a second
-// mount of the same CIPHERDIR, and on the ciphertext file itself, and the
-// other way round; unlocking releases it everywhere.
-func TestLocksForwarded(t *testing.T) {
+// holdLock takes a write lock on the whole of path (fcntl, owned by this
+// process) and returns the function that releases it; the test releases
+// it at the end in any case, before the mounts go.
+func holdLock(t *testing.T, path string) (release func()) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK}); err != nil {
+		t.Fatalf("lock %s: %v", path, err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_UNLCK})
+			f.Close()
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// TestLocksPOSIX: fcntl locks on the mount behave as on a plain directory
+// (side by side), with the default options and with -sharedstorage: a
+// process never conflicts with itself across two opens, another process
+// conflicts, and closing any descriptor of the file (a dup, a second open,
+// a dup closed on another thread) releases all of the process's locks on
+// it, after which F_GETLK from another process reports the file free; a
+// child closing an inherited descriptor releases nothing. flock and F_OFD_* locks belong to
+// the open file: two opens conflict.
+func TestLocksPOSIX(t *testing.T) {
+	dir := initFS(t)
+	places := []struct{ name, dir string }{
+		{"plain", t.TempDir()},
+		{"default", mountFS(t, dir, "-extpass", "echo test")},
+		{"sharedstorage", mountFS(t, initFS(t), "-extpass", "echo test", "-sharedstorage")},
+	}
+	for _, pl := range places {
+		t.Run(pl.name, func(t *testing.T) {
+			p := filepath.Join(pl.dir, "f")
+			if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			open := func() *os.File {
+				f, err := os.OpenFile(p, os.O_RDWR, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { f.Close() })
+				return f
+			}
+			lock := func(f *os.File, cmd int, typ int16) error {
+				return unix.FcntlFlock(f.Fd(), cmd, &unix.Flock_t{Type: typ})
+			}
+			expect := func(step, kind string, want int) {
+				t.Helper()
+				if got := probeLock(t, kind, p); got != want {
+					t.Errorf("%s: %s probe from another process: exit %d, want %d", step, kind, got, want)
+				}
+			}
+			f1, f2 := open(), open()
+			if err := lock(f1, unix.F_SETLK, unix.F_WRLCK); err != nil {
+				t.Fatalf("lock through the first open: %v", err)
+			}
+			if err := lock(f2, unix.F_SETLK, unix.F_WRLCK); err != nil {
+				t.Errorf("lock through a second open of the same process: %v, want success", err)
+			}
+			expect("locked", "fcntl", probeConflict)
+			expect("locked", "getlk", probeConflict)
+
+			// dup + close releases.
+			dup, err := unix.Dup(int(f1.Fd()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			unix.Close(dup)
+			expect("after dup+close", "getlk", probeGot)
+			expect("after dup+close", "fcntl", probeGot)
+
+			// Closing the second open releases the lock taken through
+			// the first.
+			if err := lock(f1, unix.F_SETLK, unix.F_WRLCK); err != nil {
+				t.Fatal(err)
+			}
+			expect("relocked", "fcntl", probeConflict)
+			f2.Close()
+			expect("after closing a second descriptor", "getlk", probeGot)
+			expect("after closing a second descriptor", "fcntl", probeGot)
+
+			// A child process that inherited the descriptor and closes
+			// it (at exit) is another owner: the lock stays.
+			if err := lock(f1, unix.F_SETLK, unix.F_WRLCK); err != nil {
+				t.Fatal(err)
+			}
+			child := startProbe(t, "getlk", p, f1)
+			if got := probeExit(t, child, testutil.RunTimeout); got != probeConflict {
+				t.Errorf("getlk probe holding an inherited descriptor: exit %d, want %d", got, probeConflict)
+			}
+			expect("after a child closed an inherited descriptor", "fcntl", probeConflict)
+
+			// A close on another thread (clone with CLONE_FILES) is a
+			// close by the same owner: the lock goes.
+			dup, err = unix.Dup(int(f1.Fd()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			closed := make(chan struct{})
+			go func() {
+				runtime.LockOSThread() // this thread ends with the goroutine
+				unix.Close(dup)
+				close(closed)
+			}()
+			<-closed
+			expect("after a close on another thread", "getlk", probeGot)
+
+			// Open-file-description locks and flock: two opens conflict.
+			f3 := open()
+			if err := lock(f1, unix.F_OFD_SETLK, unix.F_WRLCK); err != nil {
+				t.Fatal(err)
+			}
+			if err := lock(f3, unix.F_OFD_SETLK, unix.F_WRLCK); !errors.Is(err, unix.EAGAIN) {
+				t.Errorf("F_OFD_SETLK through a second open while the first holds one: %v, want EAGAIN", err)
+			}
+			if err := lock(f1, unix.F_OFD_SETLK, unix.F_UNLCK); err != nil {
+				t.Fatal(err)
+			}
+			if err := lock(f3, unix.F_OFD_SETLK, unix.F_WRLCK); err != nil {
+				t.Errorf("F_OFD_SETLK after the unlock: %v", err)
+			}
+			lock(f3, unix.F_OFD_SETLK, unix.F_UNLCK)
+			if err := unix.Flock(int(f1.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Flock(int(f3.Fd()), unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) {
+				t.Errorf("flock through a second open: %v, want EWOULDBLOCK", err)
+			}
+			unix.Flock(int(f1.Fd()), unix.LOCK_UN)
+		})
+	}
+}
+
+// TestLocksLocalByDefault: without -sharedstorage the kernel keeps locks
+// itself, as on any local filesystem (and as the reference does): a
+// second mount of the same CIPHERDIR does not see them.
+func TestLocksLocalByDefault(t *testing.T) {
 	dir := initFS(t)
 	mnt := mountFS(t, dir, "-extpass", "echo test")
 	mnt2 := mountFS(t, dir, "-extpass", "echo test")
+	p := filepath.Join(mnt, "f")
+	if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	holdLock(t, p)
+	if got := probeLock(t, "fcntl", p); got != probeConflict {
+		t.Errorf("probe on the same mount: exit %d, want %d (conflict)", got, probeConflict)
+	}
+	if got := probeLock(t, "fcntl", filepath.Join(mnt2, "f")); got != probeGot {
+		t.Errorf("probe on a second mount: exit %d, want %d (locks are local)", got, probeGot)
+	}
+}
+
+// TestLocksSharedStorage: with -sharedstorage, fcntl and flock locks taken
+// on the mount reach the backing ciphertext file. A lock held through the
+// mount conflicts with one tried by another process on the mount, on a
+// second mount of the same CIPHERDIR, and on the ciphertext file itself,
+// and the other way round; unlocking releases it everywhere.
+func TestLocksSharedStorage(t *testing.T) {
+	dir := initFS(t)
+	mnt := mountFS(t, dir, "-extpass", "echo test", "-sharedstorage")
+	mnt2 := mountFS(t, dir, "-extpass", "echo test", "-sharedstorage")
 	plain := filepath.Join(mnt, "f")
 	if err := os.WriteFile(plain, []byte("data"), 0o644); err != nil {
 		t.Fatal(err)
@@ -158,5 +531,116 @@ func TestLocksForwarded(t *testing.T) {
 				}
 			})
 		}
+	}
+	// A close of the holder's descriptor releases its lock for the
+	// other mount at once (FLUSH), not only at RELEASE.
+	t.Run("close releases", func(t *testing.T) {
+		f, err := os.OpenFile(plain, os.O_RDONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_RDLCK}); err != nil {
+			t.Fatal(err)
+		}
+		if got := probeLock(t, "fcntl", places["second mount"]); got != probeConflict {
+			t.Errorf("while read-locked: probe got exit %d, want %d", got, probeConflict)
+		}
+		f.Close()
+		if got := probeLock(t, "getlk", places["second mount"]); got != probeGot {
+			t.Errorf("after close: getlk probe got exit %d, want %d (free)", got, probeGot)
+		}
+	})
+}
+
+// TestLockWaitInterruptible: with -sharedstorage a process waiting in
+// F_SETLKW for a lock held elsewhere returns at once when it is killed
+// (SIGKILL: it must not stay in D state until the holder lets go) or
+// interrupted by a signal whose handler does not restart system calls
+// (EINTR, as with local locks). The deadlines only detect a hang.
+func TestLockWaitInterruptible(t *testing.T) {
+	dir := initFS(t)
+	mnt := mountFS(t, dir, "-extpass", "echo test", "-sharedstorage")
+	p := filepath.Join(mnt, "f")
+	if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("SIGKILL", func(t *testing.T) {
+		release := holdLock(t, p)
+		cmd := startProbe(t, "wait", p)
+		waitBlocked(t, cmd, 1)
+		cmd.Process.Kill()
+		if _, stuck := awaitWaiter(t, cmd, release); stuck != "" {
+			t.Errorf("a waiter killed with SIGKILL was still there (state %s) until the holder let go", stuck)
+		}
+	})
+	t.Run("SIGALRM", func(t *testing.T) {
+		release := holdLock(t, p)
+		cmd := startProbe(t, "alarm", p)
+		tids := waitBlocked(t, cmd, 1)
+		if err := unix.Tgkill(cmd.Process.Pid, tids[0], unix.SIGALRM); err != nil {
+			t.Fatal(err)
+		}
+		code, stuck := awaitWaiter(t, cmd, release)
+		if stuck != "" || code != probeEINTR {
+			t.Errorf("F_SETLKW interrupted by SIGALRM: exit %d (still waiting: %q), want %d (EINTR) at once", code, stuck, probeEINTR)
+		}
+	})
+}
+
+// awaitWaiter waits for a probe that waits for a lock held through
+// release. If it has not exited after testutil.RunTimeout (a hang
+// detector), stuck is its state then, and the lock is released so that it
+// can finish. code is its exit code.
+func awaitWaiter(t *testing.T, cmd *exec.Cmd, release func()) (code int, stuck string) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(testutil.RunTimeout):
+		stuck = procState(cmd.Process.Pid)
+		release()
+		err = <-done
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stuck
+	case errors.As(err, &ee):
+		return ee.ExitCode(), stuck
+	}
+	t.Fatalf("lock probe: %v", err)
+	return -1, stuck
+}
+
+// TestLockWaitersThreads: with -sharedstorage, manyWaiters lock requests
+// waiting at once (each its own lock owner) cost the daemon no thread
+// each: its thread count stays bounded. When the holder lets go, every
+// waiter gets the lock in turn.
+func TestLockWaitersThreads(t *testing.T) {
+	const maxThreads = 60
+	dir := initFS(t)
+	mnt := mountFS(t, dir, "-extpass", "echo test", "-sharedstorage")
+	p := filepath.Join(mnt, "f")
+	if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pid := daemonPid(t, mnt)
+	if pid == 0 {
+		t.Fatal("daemon not found")
+	}
+	// Held on the ciphertext: the daemon sees it only by trying.
+	release := holdLock(t, backingFile(t, dir))
+	cmd := startProbe(t, "many", p)
+	waitBlocked(t, cmd, manyWaiters)
+	n := threadCount(t, pid)
+	t.Logf("daemon threads with %d waiters: %d", manyWaiters, n)
+	if n >= maxThreads {
+		t.Errorf("daemon has %d threads with %d lock waiters, want < %d", n, manyWaiters, maxThreads)
+	}
+	release()
+	if got := probeExit(t, cmd, testutil.RunTimeout); got != probeGot {
+		t.Errorf("waiters after the release: exit %d, want %d", got, probeGot)
 	}
 }
