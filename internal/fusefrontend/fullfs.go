@@ -253,7 +253,6 @@ func (n *Node) trackWriter(f *file, created bool) uint32 {
 func (rn *RootNode) untrackWriter(f *file) {
 	if f.writer != nil {
 		rn.writers.remove(f.writer)
-		f.writer = nil
 	}
 }
 
