@@ -31,6 +31,9 @@ import (
 //     open-file-description locks on the handle's backing fd (setLock),
 //     which go when the handle is released (RELEASE), never on FLUSH.
 //
+// A write-back that failed before the close is reported the same way
+// (filemap_check_errors, once per file); see fullfs.go for full disks.
+//
 // FLUSH stays on with -sharedstorage and on every other backing
 // filesystem: a network filesystem (NFS, SMB, FUSE) uses the close of a
 // descriptor as its close-to-open flush point and reports write errors
