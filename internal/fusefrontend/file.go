@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -43,6 +44,11 @@ type file struct {
 	// next open finds outdated and drops the cache: never a cache kept
 	// wrongly, at worst one dropped that could have been kept.
 	stampCurrent bool
+	// writer is the node of a handle open for writing under the
+	// writeback cache, lostSeen the node's count of failed write-backs
+	// that this handle has reported (fullfs.go).
+	writer   *Node
+	lostSeen atomic.Uint64
 }
 
 // openBacking opens the backing regular file cName in dirfd for a
@@ -156,6 +162,7 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 		fuseFlags |= fuse.FOPEN_KEEP_CACHE
 		f.stampCurrent = flags&syscall.O_ACCMODE == syscall.O_RDONLY
 	}
+	fuseFlags |= n.trackWriter(f, false)
 	return f, fuseFlags, 0
 }
 
@@ -225,7 +232,11 @@ func (n *Node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if err != nil {
 		return nil, nil, 0, n.toErrno("Create", err)
 	}
-	return ch, f, rn.openFlags(), 0
+	fuseFlags = rn.openFlags()
+	if cn, ok := ch.Operations().(*Node); ok {
+		fuseFlags |= cn.trackWriter(f, true)
+	}
+	return ch, f, fuseFlags, 0
 }
 
 func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, out *fuse.EntryOut) (*fs.Inode, *file, error) {
@@ -358,6 +369,10 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 			return 0, n.toErrno("Write", err)
 		}
 		nw, err := f.cf.WriteAt(data, off)
+		rn.space.wrote(nw)
+		if err != nil {
+			n.lostWrite(f, off, len(data), err)
+		}
 		err = errors.Join(err, mt.done(f.cf.Fd(), ts, nw > 0))
 		if err != nil {
 			return uint32(nw), n.toErrno("Write", err)
@@ -374,6 +389,7 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 	} else {
 		nw, err = f.cf.WriteAt(data, off)
 	}
+	rn.space.wrote(nw)
 	if err != nil {
 		return uint32(nw), n.toErrno("Write", err)
 	}
@@ -434,6 +450,7 @@ func (n *Node) Release(ctx context.Context, fh fs.FileHandle) (errno syscall.Err
 		// After the fd is closed: its flock locks are gone then.
 		defer rn.locks.handleReleased(n.StableAttr().Ino, f)
 	}
+	rn.untrackWriter(f)
 	return n.toErrno("Release", rn.releaseFile(f))
 }
 

@@ -31,6 +31,9 @@ import (
 //     them on close; only with -sharedstorage are they forwarded, and
 //     there FLUSH releases the closing process's locks (locks.go).
 //
+// A write-back that failed before the close is reported the same way
+// (filemap_check_errors, once per file); see fullfs.go for full disks.
+//
 // FLUSH stays on with -sharedstorage (Args.ForwardLocks) and on every other backing
 // filesystem: a network filesystem (NFS, SMB, FUSE) uses the close of a
 // descriptor as its close-to-open flush point and reports write errors

@@ -46,6 +46,12 @@ type fileState struct {
 	// mtime keeps the backing mtime at the kernel's under the writeback
 	// cache (wbmtime.go).
 	mtime mtimeKeeper
+	// lost counts the page-cache write-backs that failed, lostErr is
+	// the error of the last; dropping is set while a goroutine is about
+	// to drop the page cache after one (fullfs.go).
+	lost     atomic.Uint64
+	lostErr  atomic.Int32
+	dropping atomic.Bool
 }
 
 // state returns n's fileState, allocating it on first use. Concurrent
@@ -184,6 +190,11 @@ func (n *Node) Getattr(ctx context.Context, fh fs.FileHandle, out *fuse.AttrOut)
 	switch h := fh.(type) {
 	case *file:
 		fd = h.cf.Fd()
+		if h.writer != nil && rn.space.isLow() {
+			if errno := n.flushBeforeWrite(h); errno != 0 {
+				return errno
+			}
+		}
 	case *plusDir:
 		fd = h.fd
 	}

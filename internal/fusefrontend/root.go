@@ -142,6 +142,11 @@ type RootNode struct {
 	openFiles atomic.Int64
 	opCount   atomic.Uint64
 
+	// space watches the free space of CIPHERDIR, writers the files open
+	// for writing (fullfs.go).
+	space   *spaceGuard
+	writers writers
+
 	// testHook, if set, runs at the start of every operation (tests only:
 	// panic injection).
 	testHook atomic.Pointer[func(op string)]
@@ -196,6 +201,7 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		rn.daemon = readDaemonCred()
 	}
 	rn.rootRef = newDirRef(fd)
+	rn.space = newSpaceGuard(fd, rn.enterLowSpace)
 	rn.warned.init()
 	rn.Node.rn = rn
 	return rn, nil

@@ -72,7 +72,11 @@ func (n *Node) Tmpfile(ctx context.Context, flags uint32, mode uint32, out *fuse
 	if err != nil {
 		return nil, nil, 0, n.toErrno("Tmpfile", err)
 	}
-	return ch, f, rn.openFlags(), 0
+	fuseFlags = rn.openFlags()
+	if cn, ok := ch.Operations().(*Node); ok {
+		fuseFlags |= cn.trackWriter(f, true)
+	}
+	return ch, f, fuseFlags, 0
 }
 
 func (n *Node) tmpfile(ctx context.Context, flags int, mode uint32, out *fuse.EntryOut) (*fs.Inode, *file, error) {

@@ -149,7 +149,10 @@ func Build(p Params) *fs.Options {
 	}
 	var caps uint64
 	if Writeback(p) {
-		caps |= fuse.CAP_WRITEBACK_CACHE
+		// DIRECT_IO_ALLOW_MMAP: files created while CIPHERDIR is
+		// almost full are opened write-through (FOPEN_DIRECT_IO,
+		// fusefrontend/fullfs.go) and must still allow shared mmap.
+		caps |= fuse.CAP_WRITEBACK_CACHE | fuse.CAP_DIRECT_IO_ALLOW_MMAP
 	}
 	if !p.ReadOnly && !p.Reverse {
 		// The forward frontend clears set-id bits on unprivileged
