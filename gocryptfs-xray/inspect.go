@@ -38,8 +38,14 @@ func algoFor(o options) algo {
 // block of the ciphertext file at path (docs/cli.md 9). Holes show up with
 // all-zero IV and tag. Only a regular file is read: a FIFO or device
 // node (which whoever writes CIPHERDIR may put in place of a file) is
-// refused without blocking in open (O_NONBLOCK) or reading from it.
+// refused without being opened (a stat first: opening some devices has
+// side effects) and, if it was swapped in after the stat, without
+// blocking in open (O_NONBLOCK) or being read from.
 func inspect(path string, a algo, stdout, stderr io.Writer) int {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		fmt.Fprintf(stderr, "%s: not a regular file (%s)\n", path, fi.Mode().Type())
+		return exitUsage
+	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
