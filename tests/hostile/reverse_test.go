@@ -99,6 +99,9 @@ func TestReverseMount(t *testing.T) {
 			var w *walkResult
 			within(t, view, conn, "walk of the reverse view", func() { w = walkMount(view) })
 			checkReadOnlyWalk(t, "reverse view", w)
+			if err := w.errs["create ."]; !errors.Is(err, syscall.EROFS) {
+				t.Errorf("creating in the reverse view: %v, want EROFS", err)
+			}
 			noPlaintextBelow(t, view)
 
 			fwd, conn2, r := mountWithin(t, view, pw...)
