@@ -53,8 +53,9 @@ const longNameFile = "gocryptfs.longname."
 // a long-named file, and a symlink "link" -> f.txt, all with insidePlain.
 // outside holds: secret.txt (sentinelSecret in clear), cipher.bin (a
 // valid ciphertext file of the filesystem holding sentinelSecret),
-// encdir/ (a valid ciphertext directory with its own IV, holding
-// inner.txt with sentinelSecret under the name it has in encdir),
+// corrupt.bin (the same with a damaged block), encdir/ (a valid
+// ciphertext directory with its own IV, holding inner.txt with
+// sentinelSecret under the name it has in encdir, and a damaged file),
 // root.diriv (a copy of the root IV) and long.name (a copy of the long
 // name's .name file).
 type fixture struct {
@@ -82,7 +83,15 @@ func newFixture(t *testing.T) *fixture {
 	// Valid ciphertext holding the secret, moved outside.
 	x := coretest.Mkdir(t, c, f.cipher, "x")
 	f.outsideEncInner = filepath.Base(coretest.WriteFile(t, c, f.cipher, "x/inner.txt", []byte(sentinelSecret)))
+	// A damaged file in it: -fsck would report it, -fsck -repair move
+	// it, if either followed a symlink to encdir.
+	bad := coretest.WriteFile(t, c, f.cipher, "x/bad.txt", []byte(sentinelSecret))
+	testutil.FlipByte(t, filepath.Join(f.cipher, bad), contentenc.HeaderLen+20, 0x01)
 	mustRun(t, "mv", filepath.Join(f.cipher, x), filepath.Join(f.outside, "encdir"))
+	// The same damage in a lone file, for hard links.
+	corrupt := coretest.WriteFile(t, c, f.cipher, "corrupt.bin", []byte(sentinelSecret))
+	testutil.FlipByte(t, filepath.Join(f.cipher, corrupt), contentenc.HeaderLen+20, 0x01)
+	must(t, os.Rename(filepath.Join(f.cipher, corrupt), filepath.Join(f.outside, "corrupt.bin")))
 	sec := coretest.WriteFile(t, c, f.cipher, "secret.bin", []byte(sentinelSecret))
 	must(t, os.Rename(filepath.Join(f.cipher, sec), filepath.Join(f.outside, "cipher.bin")))
 	must(t, os.WriteFile(filepath.Join(f.outside, "secret.txt"), []byte(sentinelSecret), 0o644))
@@ -222,6 +231,12 @@ var (
 	hardLinkOut = attack{"hardlink-out", func(t *testing.T, f *fixture) {
 		replace(t, f.abs("f.txt"))
 		must(t, os.Link(filepath.Join(f.outside, "cipher.bin"), f.abs("f.txt")))
+	}}
+	// A hard link to a damaged file outside: -fsck -repair must not
+	// rewrite it in place (that would write outside CIPHERDIR).
+	hardLinkOutCorrupt = attack{"hardlink-out-corrupt", func(t *testing.T, f *fixture) {
+		replace(t, f.abs("f.txt"))
+		must(t, os.Link(filepath.Join(f.outside, "corrupt.bin"), f.abs("f.txt")))
 	}}
 	hugeDirIV = attack{"huge-diriv", func(t *testing.T, f *fixture) {
 		b, err := os.ReadFile(f.diriv("d"))

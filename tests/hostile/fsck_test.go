@@ -13,7 +13,9 @@ var fsckCases = []struct {
 	fsckWant   []string
 	repairCode int
 }{
-	{symlinkedDir, 26, []string{`fsck: error reading symlink "d": undecryptable symlink target`}, 0},
+	// One problem only: the damaged file in the symlink's target is
+	// never seen.
+	{symlinkedDir, 26, []string{`fsck: error reading symlink "d": undecryptable symlink target`, "fsck summary: 1 corrupt files"}, 0},
 	{symlinkedFile, 26, []string{`fsck: error reading symlink "f.txt": undecryptable symlink target`}, 0},
 	{symlinkedDirIV, 26, []string{`fsck: error reading dir "d": invalid gocryptfs.diriv: not a regular file`}, 0},
 	{symlinkedRootDirIV, 26, []string{`fsck: error reading dir "": invalid gocryptfs.diriv: not a regular file`}, 0},
@@ -27,6 +29,7 @@ var fsckCases = []struct {
 	{blockDevFile, 0, []string{`no problems found`}, 0},
 	// A hard link is a regular file of CIPHERDIR, here with valid content.
 	{hardLinkOut, 0, []string{`no problems found`}, 0},
+	{hardLinkOutCorrupt, 26, []string{`fsck: error reading file "f.txt" (inum `, "corrupt block #0"}, 0},
 	// Only one byte more than an IV is read, never the whole file.
 	{hugeDirIV, 26, []string{`fsck: error reading dir "d": invalid gocryptfs.diriv: 17 bytes instead of 16`}, 0},
 	{hugeLongName, 26, []string{`invalid long name file: ` + longNameFile, `: 345 bytes`}, 0},

@@ -167,6 +167,7 @@ var forwardCases = []struct {
 	{charDevLongName, longNameBroken, false},
 	{blockDevFile, nil, false},
 	{hardLinkOut, nil, true},
+	{hardLinkOutCorrupt, map[string]syscall.Errno{"read f.txt": syscall.EIO}, false},
 	{hugeDirIV, dirIVBroken, false},
 	{hugeLongName, longNameBroken, false},
 	// A file shorter than a header reads as empty (as with the
