@@ -200,6 +200,13 @@ var (
 		replace(t, f.diriv(""))
 		must(t, os.Symlink(filepath.Join(f.outside, "root.diriv"), f.diriv("")))
 	}}
+	fifoRootDirIV = attack{"fifo-root-diriv", func(t *testing.T, f *fixture) {
+		replace(t, f.diriv(""))
+		must(t, unix.Mkfifo(f.diriv(""), 0o666))
+	}}
+	charDevRootDirIV = attack{"chardev-root-diriv", func(t *testing.T, f *fixture) {
+		mknod(t, f.diriv(""), unix.S_IFCHR, zeroMajor, zeroMinor)
+	}}
 	symlinkedLongName = attack{"symlinked-longname", func(t *testing.T, f *fixture) {
 		replace(t, f.abs(longPlain)+".name")
 		must(t, os.Symlink(filepath.Join(f.outside, "long.name"), f.abs(longPlain)+".name"))

@@ -19,6 +19,8 @@ var fsckCases = []struct {
 	{symlinkedFile, 26, []string{`fsck: error reading symlink "f.txt": undecryptable symlink target`}, 0},
 	{symlinkedDirIV, 26, []string{`fsck: error reading dir "d": invalid gocryptfs.diriv: not a regular file`}, 0},
 	{symlinkedRootDirIV, 26, []string{`fsck: error reading dir "": invalid gocryptfs.diriv: not a regular file`}, 0},
+	{fifoRootDirIV, 26, []string{`fsck: error reading dir "": invalid gocryptfs.diriv: not a regular file`}, 0},
+	{charDevRootDirIV, 26, []string{`fsck: error reading dir "": invalid gocryptfs.diriv: not a regular file`}, 0},
 	{symlinkedLongName, 26, []string{`invalid long name file: ` + longNameFile, `: not a regular file`}, 0},
 	{fifoFile, 0, []string{`no problems found`}, 0},
 	{fifoDirIV, 26, []string{`fsck: error reading dir "d": invalid gocryptfs.diriv: not a regular file`}, 0},

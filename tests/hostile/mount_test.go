@@ -158,6 +158,8 @@ var forwardCases = []struct {
 	// Without a root IV no name decrypts or encrypts: every operation
 	// below the root fails with EIO.
 	{symlinkedRootDirIV, rootBroken, false},
+	{fifoRootDirIV, rootBroken, false},
+	{charDevRootDirIV, rootBroken, false},
 	{symlinkedLongName, longNameBroken, false},
 	{fifoFile, nil, false},
 	{fifoDirIV, dirIVBroken, false},

@@ -61,6 +61,7 @@ var ctlsockCases = []struct {
 	{charDevDirIV, func(f *fixture) string { return f.enc["d/inner.txt"] }, "d/new", true, true},
 	{hugeDirIV, func(f *fixture) string { return f.enc["d/inner.txt"] }, "d/new", true, true},
 	{symlinkedRootDirIV, func(f *fixture) string { return f.enc["f.txt"] }, "new", true, true},
+	{fifoRootDirIV, func(f *fixture) string { return f.enc["f.txt"] }, "new", true, true},
 	// A long name decrypts through its .name file; encrypting needs only
 	// the hash.
 	{symlinkedLongName, func(f *fixture) string { return f.enc[longPlain] }, longPlain, true, false},
