@@ -263,6 +263,22 @@ var (
 	}}
 )
 
+// Attacks on the directories -fsck -repair writes to, each with a
+// damaged f.txt so that the repair has something to move there.
+var (
+	symlinkedQuarantine = attack{"symlinked-quarantine", func(t *testing.T, f *fixture) {
+		testutil.FlipByte(t, f.abs("f.txt"), contentenc.HeaderLen+20, 0x01)
+		must(t, os.Mkdir(filepath.Join(f.outside, "q"), 0o755))
+		must(t, os.Symlink(filepath.Join(f.outside, "q"), filepath.Join(f.cipher, nametransform.QuarantineDirName)))
+	}}
+	symlinkedLostFound = attack{"symlinked-lost+found", func(t *testing.T, f *fixture) {
+		testutil.FlipByte(t, f.abs("f.txt"), contentenc.HeaderLen+20, 0x01)
+		must(t, os.Mkdir(filepath.Join(f.outside, "lf"), 0o755))
+		lf := coretest.CipherPath(t, f.core, f.cipher, "lost+found", false)
+		must(t, os.Symlink(filepath.Join(f.outside, "lf"), filepath.Join(f.cipher, lf)))
+	}}
+)
+
 // Attacks on the config file, for every component that reads it.
 var (
 	symlinkedConf = attack{"symlinked-conf", func(t *testing.T, f *fixture) {
@@ -281,6 +297,12 @@ var (
 		b, err := os.ReadFile(f.conf())
 		must(t, err)
 		huge(t, f.conf(), b)
+	}}
+	// The temporary file a config write goes through, planted as a
+	// symlink to a file outside.
+	symlinkedConfTmp = attack{"symlinked-conf-tmp", func(t *testing.T, f *fixture) {
+		must(t, os.WriteFile(filepath.Join(f.outside, "victim"), []byte("victim"), 0o644))
+		must(t, os.Symlink(filepath.Join(f.outside, "victim"), f.conf()+".tmp"))
 	}}
 	truncatedConf = attack{"truncated-conf", func(t *testing.T, f *fixture) {
 		b, err := os.ReadFile(f.conf())

@@ -59,6 +59,10 @@ var confCases = []struct {
 	{symlinkedConf, cmdPasswd, 0, "Password changed."},
 	{symlinkedConf, cmdAddkey, 0, "Key slot 1 (password) added."},
 	{symlinkedConf, cmdDumpKey, 0, masterKeyHex},
+	// A planted temporary file (here a symlink out) makes a write refuse
+	// (exit 24) instead of writing through it.
+	{symlinkedConfTmp, cmdPasswd, 24, "gocryptfs.conf.tmp: file exists"},
+	{symlinkedConfTmp, cmdAddkey, 24, "gocryptfs.conf.tmp: file exists"},
 	// A FIFO or /dev/zero: refused at once, nothing read.
 	{fifoConf, cmdMount, 11, "not a regular file"},
 	{fifoConf, cmdFsck, 11, "not a regular file"},
