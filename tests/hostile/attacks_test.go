@@ -137,9 +137,6 @@ func replace(t *testing.T, p string) {
 	must(t, os.RemoveAll(p))
 }
 
-// errNeedRoot marks a plant that needs CAP_MKNOD.
-var errNeedRoot = errors.New("needs root")
-
 // mknod replaces p by a device node.
 func mknod(t *testing.T, p string, mode uint32, major, minor uint32) {
 	t.Helper()

@@ -55,9 +55,6 @@ func TestMain(m *testing.M) {
 // goroutine dump of the hung binary), it measures no speed.
 const stepTimeout = 30 * time.Second
 
-// errHung marks a step that overran stepTimeout.
-var errHung = errors.New("hung")
-
 // run runs bin with args and stdin under stepTimeout and returns its exit
 // code and output. stdout and stderr go to files, not pipes: a daemonized
 // mount inherits them and keeps them open. A run that overruns gets
