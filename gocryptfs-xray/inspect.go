@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
@@ -35,14 +36,29 @@ func algoFor(o options) algo {
 
 // inspect prints the header and the nonce, tag, offset and length of every
 // block of the ciphertext file at path (docs/cli.md 9). Holes show up with
-// all-zero IV and tag.
+// all-zero IV and tag. Only a regular file is read: a FIFO or device
+// node (which whoever writes CIPHERDIR may put in place of a file) is
+// refused without being opened (a stat first: opening some devices has
+// side effects) and, if it was swapped in after the stat, without
+// blocking in open (O_NONBLOCK) or being read from.
 func inspect(path string, a algo, stdout, stderr io.Writer) int {
-	f, err := os.Open(path)
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		fmt.Fprintf(stderr, "%s: not a regular file (%s)\n", path, fi.Mode().Type())
+		return exitUsage
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		if err == nil {
+			err = fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
+		}
+		fmt.Fprintln(stderr, err)
+		return exitUsage
+	}
 	var hdr [contentenc.HeaderLen]byte
 	n, err := io.ReadFull(f, hdr[:])
 	switch {

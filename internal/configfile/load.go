@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/bits"
 	"os"
+	"syscall"
 )
 
 // maxConfSize bounds how much Load reads, so that pointing -config at a
@@ -13,16 +14,29 @@ import (
 // are well under 1 KiB.
 const maxConfSize = 1 << 20
 
-// Load reads, parses and validates the config file at path. Errors:
+// Load reads, parses and validates the config file at path. It follows a
+// symlink (a config kept elsewhere, as the reference allows) but reads
+// only a regular file: the open does not block on a FIFO planted in
+// CIPHERDIR (O_NONBLOCK), and anything that is not a regular file (FIFO,
+// socket, device) is refused as malformed before a byte is read, so that
+// whoever writes CIPHERDIR cannot hang a mount, -fsck, -info, -passwd or
+// gocryptfs-xray. Errors:
 // a wrapped fs.ErrNotExist (or other *fs.PathError) when the file cannot be
 // read, ErrMalformed for bad JSON, a *ValidationError (matching ErrInvalid
 // and, for v0.4–v0.6 filesystems, ErrTooOld) for refused configs.
 func Load(path string) (*ConfFile, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err // *fs.PathError already names the file
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read config file: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("config file %s: %w: not a regular file (%s)", path, ErrMalformed, fi.Mode().Type())
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxConfSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read config file: %w", err)

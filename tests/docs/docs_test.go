@@ -3,6 +3,8 @@
 // the man page docs/man/gocryptfs.1, and every flag of "gocryptfs-xray -h"
 // in docs/cli.md and docs/man/gocryptfs-xray.1. A flag added without
 // documentation fails here, with its name and the file that lacks it.
+// Every test that docs/threat-model.md cites for a claim must exist
+// (threatmodel_test.go).
 package docs_test
 
 import (

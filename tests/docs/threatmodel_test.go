@@ -1,0 +1,142 @@
+package docs_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"gocryptfs/internal/testutil"
+)
+
+// threatModel is the file whose claims cite the tests that hold them.
+const threatModel = "docs/threat-model.md"
+
+// citedTest matches one citation of a "TEST:" line: a backquoted
+// package directory (relative to the project root; "gocryptfs" is the
+// root package), a dot, a test function name and an optional /subtest.
+var citedTest = regexp.MustCompile("^`([a-z0-9][a-z0-9_./-]*)\\.((?:Test|Fuzz|Benchmark|Example)[A-Za-z0-9_]*)(/[^`]+)?`$")
+
+// pendingTest matches the placeholder of a claim whose test is being
+// written: "<pending: Finding N>".
+var pendingTest = regexp.MustCompile(`^<pending: Finding [1-7]>$`)
+
+// testCitations returns the items of every line of text that starts
+// with "TEST:" (after indentation), with the line number; a list that
+// ends in a comma continues on the next line.
+func testCitations(text string) (items []string, lines []int) {
+	ls := strings.Split(text, "\n")
+	for i := 0; i < len(ls); i++ {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(ls[i]), "TEST:")
+		if !ok {
+			continue
+		}
+		start := i
+		for i+1 < len(ls) && strings.TrimSpace(ls[i+1]) != "" && !strings.HasPrefix(strings.TrimSpace(ls[i+1]), "- ") &&
+			!strings.HasPrefix(ls[i+1], "#") && strings.HasSuffix(strings.TrimSpace(rest), ",") {
+			i++
+			rest += " " + strings.TrimSpace(ls[i])
+		}
+		for it := range strings.SplitSeq(rest, ",") {
+			items = append(items, strings.TrimSpace(it))
+			lines = append(lines, start+1)
+		}
+	}
+	return items, lines
+}
+
+// topLevelFuncs returns the names of the functions without receiver
+// declared in the .go files (tests included) of dir.
+func topLevelFuncs(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		af, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("parsing %s: %v", f, err)
+		}
+		for _, d := range af.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				out[fd.Name.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+// TestThreatModelCitations: every test that docs/threat-model.md cites
+// exists as a function in the cited package, so that a renamed or
+// deleted test cannot leave a claim resting on nothing. Placeholders of
+// claims under work ("<pending: Finding N>") are accepted.
+func TestThreatModelCitations(t *testing.T) {
+	root, err := testutil.ProjectRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, lines := testCitations(readDoc(t, threatModel))
+	funcs := map[string]map[string]bool{}
+	cited, pending := 0, 0
+	for i, it := range items {
+		if pendingTest.MatchString(it) {
+			pending++
+			continue
+		}
+		m := citedTest.FindStringSubmatch(it)
+		if m == nil {
+			t.Errorf("%s:%d: %q is neither `pkg/dir.TestName` nor <pending: Finding N>", threatModel, lines[i], it)
+			continue
+		}
+		dir := m[1]
+		if dir == "gocryptfs" {
+			dir = "."
+		}
+		if funcs[dir] == nil {
+			if _, err := os.Stat(filepath.Join(root, dir)); err != nil {
+				t.Errorf("%s:%d: %s: no package directory %s", threatModel, lines[i], it, dir)
+				continue
+			}
+			funcs[dir] = topLevelFuncs(t, filepath.Join(root, dir))
+		}
+		if !funcs[dir][m[2]] {
+			t.Errorf("%s:%d: %s: no func %s in %s", threatModel, lines[i], it, m[2], dir)
+		}
+		cited++
+	}
+	t.Logf("%d test citations checked, %d pending", cited, pending)
+	// Guards the parser: a format it no longer understands must not make
+	// the check pass with nothing to check.
+	if cited < 50 {
+		t.Errorf("only %d citations found in %s; did the TEST: format change?", cited, threatModel)
+	}
+}
+
+// The parser of TEST: lines itself: wrapped lists, placeholders, and
+// malformed items are all seen.
+func TestThreatModelParser(t *testing.T) {
+	doc := "The `TEST:` lines, mid-sentence, are not citations.\n  TEST: `a/b.TestX`, `c.TestY/sub`,\n  `gocryptfs.TestZ`\n- next.\n  TEST: <pending: Finding 3>\n\nTEST: TestBare\n"
+	items, lines := testCitations(doc)
+	want := []string{"`a/b.TestX`", "`c.TestY/sub`", "`gocryptfs.TestZ`", "<pending: Finding 3>", "TestBare"}
+	if strings.Join(items, "|") != strings.Join(want, "|") {
+		t.Fatalf("items %q, want %q", items, want)
+	}
+	if lines[0] != 2 || lines[3] != 5 || lines[4] != 7 {
+		t.Errorf("lines %v", lines)
+	}
+	for i, ok := range []bool{true, true, true, false, false} {
+		if citedTest.MatchString(items[i]) != ok {
+			t.Errorf("%q: citation match %v, want %v", items[i], !ok, ok)
+		}
+	}
+	if !pendingTest.MatchString(items[3]) || pendingTest.MatchString("<pending: Finding 8>") {
+		t.Error("pending placeholder not recognised")
+	}
+}
