@@ -125,10 +125,6 @@ func (s KeySlot) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plainSlot(s))
 }
 
-// ReferenceFormat reports whether the slot is wrapped in the reference's
-// format (the slot the reference opens).
-func (s *KeySlot) ReferenceFormat() bool { return s.legacy }
-
 // Validate checks the slot's own fields: known kind and KDF, exactly the
 // matching parameter object, limits on the KDF costs (weak ones are refused
 // as weak scrypt parameters are), the FIDO2 credential of a fido2 slot.
