@@ -33,14 +33,6 @@ func TestNoTestOnlyMembers(t *testing.T) {
 		"nametransform.NameTransform.EncryptAndHashName": "vectors and the fusefrontend name-memo tests compute expected backing names",
 		"nametransform.NameTransform.IsHiddenInListing":  "tests/vectors checks the listing rule against the reference",
 		"configfile.ConfFile.DecryptMasterKey":           "tests/vectors unwraps the reference's single-key configs",
-		// Seams of the interactive password prompt and of -speed: nil or
-		// zero in the binary, which then uses the real terminal and the
-		// default measuring time. Still to move behind -tags testhooks.
-		"readpassword.Source.StdinIsTerminal": "test seam: fakes a terminal on stdin",
-		"readpassword.Source.StdinTarget":     "test seam: names what stdin is",
-		"readpassword.Source.Terminal":        "test seam: fakes the no-echo terminal read",
-		"speed.Options.Duration":              "tests measure for milliseconds; the binary uses DefaultDuration",
-		"speed.Options.CPUModel":              "tests fix the cpu: line; the binary reads /proc/cpuinfo",
 	}
 	files := shippingFiles(t)
 	ifaces := interfaceMethods(t, files)

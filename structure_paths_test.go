@@ -93,7 +93,7 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 		},
 		"internal/readpassword/readpassword.go": {
 			"os.Open":     "the -passfile the user gave",
-			"os.Readlink": "/proc/self/fd/0, to name what stdin is",
+			"os.Readlink": "/proc/self/fd/<n> of stdin, to name what it is connected to",
 		},
 		"internal/speed/speed.go": {
 			"os.Open": "/proc/cpuinfo",
