@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -193,8 +192,7 @@ func interfaceMethods(t *testing.T, files []shipFile) map[string]bool {
 	for _, sf := range files {
 		collect(sf.f)
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(goBin, "list", "-f", "{{.Dir}}",
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}",
 		"github.com/hanwen/go-fuse/v2/fs", "github.com/hanwen/go-fuse/v2/fuse",
 		"io", "io/fs", "fmt", "sort", "flag", "encoding", "encoding/json", "log/slog",
 		"context", "hash", "errors", "crypto", "crypto/cipher", "container/heap", "os").Output()

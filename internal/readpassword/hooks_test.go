@@ -8,6 +8,8 @@ package readpassword
 import (
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -142,4 +144,13 @@ func TestMasterKeyFromStdin(t *testing.T) {
 	if _, err := s.MasterKeyFromStdin(); codeOf(err) != exitcodes.MasterKey {
 		t.Fatalf("bad key: %v", err)
 	}
+}
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

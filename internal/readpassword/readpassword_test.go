@@ -14,15 +14,6 @@ import (
 	"gocryptfs/internal/exitcodes"
 )
 
-func writeFile(t *testing.T, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "pw")
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // -passwd reads the old password from line 1 and the new one from line 2.
 // TestPassfileReadsBoundedPrefix hands a passfile that never ends (a FIFO
 // fed with zeros, like -passfile /dev/zero but with its consumption
