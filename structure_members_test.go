@@ -217,3 +217,45 @@ func interfaceMethods(t *testing.T, files []shipFile) map[string]bool {
 	}
 	return names
 }
+
+// TestNoTestNamesShip: nothing that ships under internal/ declares a name
+// beginning with "test" (a testHook field, a testFail function, a
+// TestMode flag): test seams live in _test.go files or in files built only
+// with a test tag (internal/fusefrontend/hooks_testhooks.go). The one
+// exception is the type testHooks, which must be an empty struct in the
+// release build.
+func TestNoTestNamesShip(t *testing.T) {
+	for _, sf := range shippingFiles(t) {
+		if !strings.HasPrefix(sf.path, "internal/") {
+			continue
+		}
+		check := func(id *ast.Ident) {
+			if id != nil && strings.HasPrefix(strings.ToLower(id.Name), "test") {
+				t.Errorf("%s: %s ships in the binary: move it into a _test.go file or behind -tags testhooks", sf.path, id.Name)
+			}
+		}
+		ast.Inspect(sf.f, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.FuncDecl:
+				check(x.Name)
+			case *ast.ValueSpec:
+				for _, id := range x.Names {
+					check(id)
+				}
+			case *ast.TypeSpec:
+				if x.Name.Name == "testHooks" {
+					if st, ok := x.Type.(*ast.StructType); !ok || len(st.Fields.List) != 0 {
+						t.Errorf("%s: testHooks must be an empty struct in the release build", sf.path)
+					}
+					return false
+				}
+				check(x.Name)
+			case *ast.Field:
+				for _, id := range x.Names {
+					check(id)
+				}
+			}
+			return true
+		})
+	}
+}

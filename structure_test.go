@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,8 +71,8 @@ func TestEINTROnlyInSyscallcompat(t *testing.T) {
 }
 
 // shipFile is a parsed Go file of the code that ships: not a _test.go
-// file, not built only with -tags testhooks, not in tests/ or a test
-// helper package.
+// file, not built only with a tag that no release build sets (such as
+// testhooks), not in tests/ or a test helper package.
 type shipFile struct {
 	path string
 	f    *ast.File
@@ -92,7 +95,7 @@ func shippingFiles(t *testing.T) []shipFile {
 		if err != nil {
 			return err
 		}
-		if testHooksOnly(f) {
+		if !ships(f) {
 			return nil
 		}
 		files = append(files, shipFile{path, f})
@@ -104,19 +107,35 @@ func shippingFiles(t *testing.T) []shipFile {
 	return files
 }
 
-// testHooksOnly reports whether f is built only with -tags testhooks.
-func testHooksOnly(f *ast.File) bool {
+// releaseTags are the build tags of the release builds (build.bash, the
+// without_openssl build, CGO_ENABLED=0), beside the platform's.
+var releaseTags = [][]string{{"cgo"}, {"cgo", "without_openssl"}, {}}
+
+// ships reports whether f is compiled into some release build: its
+// //go:build line, if any, holds with the tags of one of releaseTags (on
+// linux). Files for test-only tags (testhooks, race) do not ship.
+func ships(f *ast.File) bool {
 	for _, cg := range f.Comments {
 		if cg.Pos() >= f.Package {
 			break
 		}
 		for _, c := range cg.List {
-			if strings.TrimSpace(c.Text) == "//go:build testhooks" {
-				return true
+			expr, err := constraint.Parse(c.Text)
+			if err != nil {
+				continue // not a build line
 			}
+			for _, tags := range releaseTags {
+				if expr.Eval(func(tag string) bool {
+					return tag == "linux" || tag == "unix" || tag == "gc" || tag == runtime.GOARCH ||
+						strings.HasPrefix(tag, "go1.") || slices.Contains(tags, tag)
+				}) {
+					return true
+				}
+			}
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // TestNoTestOnlyFuncs: every exported top-level function of an internal
