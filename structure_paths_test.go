@@ -69,13 +69,6 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 		"internal/fusefrontend/setgid.go": {
 			"os.Open": "/proc/<tid>/status of the calling thread",
 		},
-		"internal/fusefrontend/acl.go": {
-			"unix.Chmod": "/proc/self/fd/<n> of an O_PATH fd opened without following symlinks (fchmod refuses O_PATH fds)",
-		},
-		"internal/fusefrontend/writeonly.go": {
-			"unix.Open":  "/proc/self/fd/<n>: reopening an O_PATH fd opened without following symlinks",
-			"unix.Chmod": "/proc/self/fd/<n> of that O_PATH fd (fchmod refuses O_PATH fds)",
-		},
 		"internal/fusefrontend/flush.go": {
 			"filepath.EvalSymlinks": "the user-given CIPHERDIR itself, to find mounts below it in /proc/self/mountinfo",
 		},
