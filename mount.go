@@ -279,7 +279,6 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (frontend, error) {
 	rn, err := fusefrontend_reverse.NewRootNode(fusefrontend_reverse.Args{
 		PlainDir:           a.cipherdir,
-		ConfigPath:         a.configPath(),
 		CustomConfig:       a.config != "",
 		PlaintextNames:     f.plaintextNames,
 		DeterministicNames: f.deterministicNames,

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,6 +70,74 @@ func TestEINTROnlyInSyscallcompat(t *testing.T) {
 	}, "syscallcompat")
 }
 
+// shipFile is a parsed Go file of the code that ships: not a _test.go
+// file, not built only with a tag that no release build sets (such as
+// testhooks), not in tests/ or a test helper package.
+type shipFile struct {
+	path string
+	f    *ast.File
+}
+
+// shippingFiles parses every Go file of the repository that ships.
+func shippingFiles(t *testing.T) []shipFile {
+	t.Helper()
+	var files []shipFile
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		for _, s := range []string{"internal/testutil/", "internal/benchutil/", "tests/"} {
+			if strings.HasPrefix(path, s) {
+				return nil
+			}
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		if !ships(f) {
+			return nil
+		}
+		files = append(files, shipFile{path, f})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// releaseTags are the build tags of the release builds (build.bash, the
+// without_openssl build, CGO_ENABLED=0), beside the platform's.
+var releaseTags = [][]string{{"cgo"}, {"cgo", "without_openssl"}, {}}
+
+// ships reports whether f is compiled into some release build: its
+// //go:build line, if any, holds with the tags of one of releaseTags (on
+// linux). Files for test-only tags (testhooks, race) do not ship.
+func ships(f *ast.File) bool {
+	for _, cg := range f.Comments {
+		if cg.Pos() >= f.Package {
+			break
+		}
+		for _, c := range cg.List {
+			expr, err := constraint.Parse(c.Text)
+			if err != nil {
+				continue // not a build line
+			}
+			for _, tags := range releaseTags {
+				if expr.Eval(func(tag string) bool {
+					return tag == "linux" || tag == "unix" || tag == "gc" || tag == runtime.GOARCH ||
+						strings.HasPrefix(tag, "go1.") || slices.Contains(tags, tag)
+				}) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return true
+}
+
 // TestNoTestOnlyFuncs: every exported top-level function of an internal
 // package (test helper packages aside) is used by code that ships; what
 // only tests use lives in _test.go files.
@@ -77,44 +148,26 @@ func TestNoTestOnlyFuncs(t *testing.T) {
 	allowed := map[string]bool{"tlog.Discard": true, "configfile.KnownFlags": true, "contentenc.BlockNoToPlainOff": true}
 	decl := map[string]string{}
 	uses := map[string]int{}
-	walk := func(root string, skip ...string) {
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return err
+	for _, sf := range shippingFiles(t) {
+		path, f := sf.path, sf.f
+		pkg := f.Name.Name
+		for _, dcl := range f.Decls {
+			if fd, ok := dcl.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.IsExported() && strings.HasPrefix(path, "internal/") {
+				decl[pkg+"."+fd.Name.Name] = path
 			}
-			for _, s := range skip {
-				if strings.HasPrefix(path, s) {
-					return nil
-				}
-			}
-			f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-			if err != nil {
-				return err
-			}
-			pkg := f.Name.Name
-			for _, dcl := range f.Decls {
-				if fd, ok := dcl.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name.IsExported() && strings.HasPrefix(path, "internal/") {
-					decl[pkg+"."+fd.Name.Name] = path
-				}
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				switch x := n.(type) {
-				case *ast.SelectorExpr:
-					if id, ok := x.X.(*ast.Ident); ok {
-						uses[id.Name+"."+x.Sel.Name]++
-					}
-				case *ast.Ident:
-					uses[pkg+"."+x.Name]++
-				}
-				return true
-			})
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.SelectorExpr:
+				if id, ok := x.X.(*ast.Ident); ok {
+					uses[id.Name+"."+x.Sel.Name]++
+				}
+			case *ast.Ident:
+				uses[pkg+"."+x.Name]++
+			}
+			return true
+		})
 	}
-	walk(".", "internal/testutil/", "internal/benchutil/", "tests/")
 	for name, path := range decl {
 		// The declaration itself counts once.
 		if uses[name] <= 1 && !allowed[name] {

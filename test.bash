@@ -2,9 +2,11 @@
 #
 # The project's test suite; .ci/run runs exactly this. It installs missing
 # Debian packages (see install-deps.bash), then runs go vet, a gofmt check,
-# all tests in the default build and in the without_openssl build, and
-# checks that a CGO_ENABLED=0 build compiles. Tests that mount need
-# /dev/fuse and root (they skip without /dev/fuse).
+# staticcheck, all tests in the default build, the tests that need the test
+# hooks (-tags testhooks), the concurrent packages under -race, all tests
+# in the without_openssl build, and checks that a CGO_ENABLED=0 build
+# compiles. Tests that mount need /dev/fuse and root (they skip without
+# /dev/fuse).
 
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -34,6 +36,22 @@ fi
 
 echo "== go test (default build, with OpenSSL)"
 go test -count=1 -timeout 8m ./...
+
+echo "== go test -tags testhooks (the tests that need the test hooks)"
+# The hooks do not ship (internal/fusefrontend/hooks.go); the tests that
+# use them are in files built only with -tags testhooks. Run exactly those
+# tests, found by their build line, in that build.
+hookfiles=$(grep -rl --include='*_test.go' '^//go:build testhooks$' internal)
+hookpkgs=$(for f in $hookfiles; do echo "./$(dirname "$f")/"; done | sort -u)
+hooktests=$(grep -ho '^func Test[A-Za-z0-9_]*' $hookfiles | sed 's/^func //' | sort -u | paste -sd'|')
+go vet -tags testhooks $hookpkgs
+if [[ -x ./.bin/staticcheck ]]; then
+	./.bin/staticcheck -tags testhooks $hookpkgs
+fi
+go test -count=1 -timeout 8m -tags testhooks -run "^($hooktests)\$" $hookpkgs
+
+echo "== go test -race (the packages with the most concurrency)"
+go test -count=1 -timeout 15m -race ./internal/contentio/ ./internal/fusefrontend/ ./internal/fuseserve/ ./internal/repair/
 
 echo "== go test -tags without_openssl"
 go test -count=1 -timeout 8m -tags without_openssl ./...

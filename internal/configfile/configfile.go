@@ -220,9 +220,6 @@ type ConfFile struct {
 // written to.
 func (cf *ConfFile) Path() string { return cf.path }
 
-// SetPath changes where WriteFile writes the config.
-func (cf *ConfFile) SetPath(path string) { cf.path = path }
-
 // IsFeatureFlagSet reports whether flag appears in FeatureFlags.
 func (cf *ConfFile) IsFeatureFlagSet(flag FeatureFlag) bool {
 	for _, f := range cf.FeatureFlags {

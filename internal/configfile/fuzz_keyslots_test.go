@@ -170,14 +170,13 @@ func FuzzKeySlots(f *testing.F) {
 			var i int
 			var err error
 			alloc := allocatedBy(func() {
-				got, i, err = cf.UnlockWith(kind, same("test"), UnlockOptions{
-					KDFMemoryBudget: fuzzBudget,
+				got, i, err = cf.unlockWithin(kind, same("test"), UnlockOptions{
 					Skipped: func(i int, err error) {
 						if slots[i].Validate() == nil && !errors.Is(err, ErrKDFBudget) {
 							t.Fatalf("slot %d skipped for %v", i, err)
 						}
 					},
-				})
+				}, fuzzBudget)
 			})
 			if err == nil && (!bytes.Equal(got, mk) || slots[i].Kind != kind) {
 				t.Fatalf("Unlock(%s) gave a wrong key from slot %d", kind, i)

@@ -54,10 +54,9 @@ func TestKDFBudgetSkipsTamperedSlot(t *testing.T) {
 			var slot int
 			var err error
 			alloc := allocatedBy(func() {
-				got, slot, err = cf.UnlockWith(SlotPassword, same("good"), UnlockOptions{
-					KDFMemoryBudget: budget,
-					Skipped:         func(i int, e error) { skipped = append(skipped, i); skipErr = e },
-				})
+				got, slot, err = cf.unlockWithin(SlotPassword, same("good"), UnlockOptions{
+					Skipped: func(i int, e error) { skipped = append(skipped, i); skipErr = e },
+				}, budget)
 			})
 			if err != nil || slot != 1 || !bytes.Equal(got, mk) {
 				t.Fatalf("UnlockWith: slot %d, %v", slot, err)
@@ -72,7 +71,7 @@ func TestKDFBudgetSkipsTamperedSlot(t *testing.T) {
 			}
 			// Alone, the tampered slot gives the budget error (exit 13
 			// on the command line), still without running its KDF.
-			if _, _, err := cf.UnlockWith(SlotPassword, same("test"), UnlockOptions{KDFMemoryBudget: budget}); !errors.Is(err, ErrWrongPassword) {
+			if _, _, err := cf.unlockWithin(SlotPassword, same("test"), UnlockOptions{}, budget); !errors.Is(err, ErrWrongPassword) {
 				t.Errorf("with slot 0's password: %v, want wrong password (slot 1 tried, slot 0 skipped)", err)
 			}
 			if _, err := cf.DecryptMasterKey([]byte("test")); !errors.Is(err, ErrKDFBudget) {
@@ -98,7 +97,7 @@ func TestKDFBudgetArgon2id(t *testing.T) {
 	var slot int
 	var err error
 	alloc := allocatedBy(func() {
-		_, slot, err = cf.UnlockWith(SlotPassword, same("good"), UnlockOptions{KDFMemoryBudget: 1 << 30, Skipped: func(_ int, e error) { skipErr = e }})
+		_, slot, err = cf.unlockWithin(SlotPassword, same("good"), UnlockOptions{Skipped: func(_ int, e error) { skipErr = e }}, 1<<30)
 	})
 	if err != nil || slot != 2 || !errors.Is(skipErr, ErrKDFBudget) {
 		t.Fatalf("slot %d, %v; skipped: %v", slot, err, skipErr)

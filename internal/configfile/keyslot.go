@@ -125,10 +125,6 @@ func (s KeySlot) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plainSlot(s))
 }
 
-// ReferenceFormat reports whether the slot is wrapped in the reference's
-// format (the slot the reference opens).
-func (s *KeySlot) ReferenceFormat() bool { return s.legacy }
-
 // Validate checks the slot's own fields: known kind and KDF, exactly the
 // matching parameter object, limits on the KDF costs (weak ones are refused
 // as weak scrypt parameters are), the FIDO2 credential of a fido2 slot.
@@ -468,9 +464,6 @@ func (cf *ConfFile) Unlock(kind SlotKind, secret SecretFunc) ([]byte, int, error
 
 // UnlockOptions tune UnlockWith.
 type UnlockOptions struct {
-	// KDFMemoryBudget is the most memory (bytes) one slot's KDF may use;
-	// 0 means DefaultKDFMemoryBudget().
-	KDFMemoryBudget uint64
 	// Skipped, if non-nil, is called for each slot of the kind that is
 	// not tried, with the reason: its own fields are invalid (a
 	// *ValidationError) or its KDF is over the budget (ErrKDFBudget).
@@ -486,11 +479,15 @@ type UnlockOptions struct {
 // reason (a *ValidationError, or an error wrapping ErrKDFBudget); the
 // last SecretFunc error when no secret could be obtained;
 // ErrWrongPassword otherwise. Each tried slot costs one KDF run.
+//
+// The budget is always this machine's (DefaultKDFMemoryBudget); the tests
+// pass smaller ones to unlockWithin.
 func (cf *ConfFile) UnlockWith(kind SlotKind, secret SecretFunc, opts UnlockOptions) ([]byte, int, error) {
-	budget := opts.KDFMemoryBudget
-	if budget == 0 {
-		budget = DefaultKDFMemoryBudget()
-	}
+	return cf.unlockWithin(kind, secret, opts, DefaultKDFMemoryBudget())
+}
+
+// unlockWithin is UnlockWith with a KDF memory budget of budget bytes.
+func (cf *ConfFile) unlockWithin(kind SlotKind, secret SecretFunc, opts UnlockOptions, budget uint64) ([]byte, int, error) {
 	slots := cf.Slots()
 	var skippedErr, secretErr error
 	usable, tried := 0, 0

@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/bits"
 	"os"
-	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/syscallcompat"
 )
 
 // maxConfSize bounds how much Load reads, so that pointing -config at a
@@ -14,28 +18,33 @@ import (
 // are well under 1 KiB.
 const maxConfSize = 1 << 20
 
-// Load reads, parses and validates the config file at path. It follows a
-// symlink (a config kept elsewhere, as the reference allows) but reads
-// only a regular file: the open does not block on a FIFO planted in
-// CIPHERDIR (O_NONBLOCK), and anything that is not a regular file (FIFO,
-// socket, device) is refused as malformed before a byte is read, so that
-// whoever writes CIPHERDIR cannot hang a mount, -fsck, -info, -passwd or
-// gocryptfs-xray. Errors:
+// Load reads, parses and validates the config file at path. Errors:
 // a wrapped fs.ErrNotExist (or other *fs.PathError) when the file cannot be
 // read, ErrMalformed for bad JSON, a *ValidationError (matching ErrInvalid
 // and, for v0.4–v0.6 filesystems, ErrTooOld) for refused configs.
+//
+// The path is resolved as given, symlinks included: it is the user's
+// -config or CIPHERDIR/gocryptfs.conf, and a symlinked config is a setup
+// the reference supports. Whoever can write CIPHERDIR can plant such a
+// symlink (or a FIFO or device node in its place); Load therefore opens
+// without blocking and reads only a regular file, at most maxConfSize
+// bytes, and uses what it reads only as a config whose master key the
+// user's password must authenticate.
 func Load(path string) (*ConfFile, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	fd, err := syscallcompat.RetryInt(func() (int, error) {
+		return unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	})
 	if err != nil {
-		return nil, err // *fs.PathError already names the file
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
+	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read config file: %w", err)
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("config file %s: %w: not a regular file (%s)", path, ErrMalformed, fi.Mode().Type())
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("config file %s: %w: not a regular file", path, ErrMalformed)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxConfSize+1))
 	if err != nil {

@@ -149,9 +149,6 @@ func New(cc *cryptocore.CryptoCore, opts Options) (*ContentEnc, error) {
 	return ce, nil
 }
 
-// PlainBS returns the plaintext block size, DefaultBS.
-func (ce *ContentEnc) PlainBS() int { return DefaultBS }
-
 // CipherBS returns the size of a full ciphertext block: 4128 for AES-GCM and
 // AES-SIV, 4136 for XChaCha20-Poly1305.
 func (ce *ContentEnc) CipherBS() int { return ce.cipherBS }

@@ -6,14 +6,14 @@ package contentenc
 const PoolBlocks = 1<<20/DefaultBS + 1
 
 // GetPBuf returns a plaintext buffer from the pool: length 0, capacity
-// PBufCap() (enough for PoolBlocks plaintext blocks). Return it with
+// PoolBlocks·DefaultBS (enough for PoolBlocks plaintext blocks). Return it with
 // PutPBuf when done. The pointer form lets Put avoid an allocation.
 func (ce *ContentEnc) GetPBuf() *[]byte {
 	return ce.pbufs.Get().(*[]byte)
 }
 
 // PutPBuf returns a buffer obtained from GetPBuf. The caller must not use it
-// afterwards. Buffers whose capacity shrank below PBufCap() are dropped.
+// afterwards. Buffers whose capacity shrank below that are dropped.
 // The contents are not wiped: plaintext buffers only ever hold data the
 // mount shows anyway.
 func (ce *ContentEnc) PutPBuf(b *[]byte) {
@@ -25,7 +25,7 @@ func (ce *ContentEnc) PutPBuf(b *[]byte) {
 }
 
 // GetCBuf returns a ciphertext buffer from the pool: length 0, capacity
-// CBufCap() (a header plus PoolBlocks full ciphertext blocks). Return it
+// HeaderLen + PoolBlocks·CipherBS() (a header plus PoolBlocks full ciphertext blocks). Return it
 // with PutCBuf.
 func (ce *ContentEnc) GetCBuf() *[]byte {
 	return ce.cbufs.Get().(*[]byte)
@@ -39,9 +39,3 @@ func (ce *ContentEnc) PutCBuf(b *[]byte) {
 	*b = (*b)[:0]
 	ce.cbufs.Put(b)
 }
-
-// PBufCap is the capacity of GetPBuf buffers: PoolBlocks·DefaultBS.
-func (ce *ContentEnc) PBufCap() int { return ce.pbufCap }
-
-// CBufCap is the capacity of GetCBuf buffers: HeaderLen + PoolBlocks·CipherBS().
-func (ce *ContentEnc) CBufCap() int { return ce.cbufCap }

@@ -92,12 +92,6 @@ func (m *Matcher) Match(rel string, isDir bool) bool {
 	return m.globs.MatchesPath(rel)
 }
 
-// Empty reports whether m excludes nothing at all, so callers can skip the
-// per-entry checks.
-func (m *Matcher) Empty() bool {
-	return m == nil || (len(m.literal) == 0 && m.globs == nil)
-}
-
 // cleanRel turns a user-supplied path into the canonical relative form used
 // by Match.
 func cleanRel(p string) (string, bool) {

@@ -1,9 +1,10 @@
+//go:build testhooks
+
 package fusefrontend
 
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -11,8 +12,6 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"gocryptfs/internal/nametransform"
 )
 
 // TestFailedOpsRestore makes the last step of multi-step operations fail
@@ -29,7 +28,7 @@ func TestFailedOpsRestore(t *testing.T) {
 		}
 		return nil
 	}
-	tf.rn.testFail.Store(&fail)
+	tf.rn.hooks.fail.Store(&fail)
 	long := func(s string) string { return strings.Repeat(s, 200) }
 	for _, p := range []string{"a", "b", "a/emptydir", "b/" + long("E"), "a/" + long("X")} {
 		if err := os.Mkdir(tf.path(p), 0o755); err != nil {
@@ -93,33 +92,4 @@ func TestFailedOpsRestore(t *testing.T) {
 			}
 		})
 	}
-}
-
-// cipherSnapshot lists every backing path below dir with its mode and,
-// for gocryptfs.diriv and long-name files, the content.
-func cipherSnapshot(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		s := rel + " " + info.Mode().String()
-		base := filepath.Base(p)
-		if base == nametransform.DirIVFilename || strings.HasSuffix(base, nametransform.LongNameSuffix) {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			s += " " + string(b)
-		}
-		out = append(out, s)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -33,21 +33,12 @@ func (rn *RootNode) cipherPath(p string) string {
 	return c
 }
 
-// enter counts a FUSE request and runs the test hook. It must be called
-// after "defer fuseutil.Recover(...)" so that a panic in the hook is caught.
-func (rn *RootNode) enter(op string) {
-	rn.opCount.Add(1)
-	if h := rn.testHook.Load(); h != nil {
-		(*h)(op)
-	}
-}
+// enter runs the test hook (tests only; nothing in the release build,
+// hooks.go). It must be called after "defer fuseutil.Recover(...)" so
+// that a panic in the hook is caught like a real one.
+func (rn *RootNode) enter(op string) { rn.hooks.enter(op) }
 
 // inject returns the failure a test wants at the named step of an
-// operation (nil in production), so that tests can reach the cleanup paths
-// that real failures take only in rare races.
-func (rn *RootNode) inject(step string) error {
-	if h := rn.testFail.Load(); h != nil {
-		return (*h)(step)
-	}
-	return nil
-}
+// operation (always nil in the release build), so that tests can reach
+// the cleanup paths that real failures take only in rare races.
+func (rn *RootNode) inject(step string) error { return rn.hooks.inject(step) }

@@ -55,7 +55,7 @@ var noFlushFS = []int64{
 // below it keeps FLUSH too, as does one whose mount table cannot be read.
 // (A mount made below CIPHERDIR after mounting is not seen.)
 func flushNeeded(args Args, rootFd int) bool {
-	if args.KeepFlush || args.SharedStorage || args.ForwardLocks {
+	if args.SharedStorage || args.ForwardLocks {
 		return true
 	}
 	var sfs unix.Statfs_t

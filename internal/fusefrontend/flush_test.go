@@ -12,7 +12,7 @@ import (
 )
 
 // flushCases are the FLUSH modes a close-time test runs in: refused
-// (the default on a local CIPHERDIR) and answered (KeepFlush, as on a
+// (the default on a local CIPHERDIR) and answered (keepFlush, as on a
 // network filesystem).
 func flushCases() []struct {
 	name string
@@ -20,7 +20,7 @@ func flushCases() []struct {
 } {
 	refused := writebackCfg
 	kept := writebackCfg
-	kept.args.KeepFlush = true
+	kept.keepFlush = true
 	return []struct {
 		name string
 		cfg  testConfig
@@ -39,7 +39,7 @@ func localCipherDir(t *testing.T, dir string) bool {
 }
 
 // TestFlushMode checks who gets FLUSH refused: a CIPHERDIR on a local
-// filesystem, never -sharedstorage or KeepFlush, never a filesystem
+// filesystem, never -sharedstorage, never a filesystem
 // outside the list, never a CIPHERDIR with a mount below it.
 func TestFlushMode(t *testing.T) {
 	dir := t.TempDir()
@@ -54,9 +54,6 @@ func TestFlushMode(t *testing.T) {
 	}
 	if !flushNeeded(Args{CipherDir: dir, SharedStorage: true}, fd) {
 		t.Error("-sharedstorage must keep FLUSH")
-	}
-	if !flushNeeded(Args{CipherDir: dir, KeepFlush: true}, fd) {
-		t.Error("KeepFlush must keep FLUSH")
 	}
 	// procfs is no local data filesystem.
 	pfd, err := unix.Open("/proc/self", unix.O_RDONLY|unix.O_DIRECTORY, 0)
@@ -140,7 +137,7 @@ func TestFlushCloseWritesBack(t *testing.T) {
 	for _, c := range flushCases() {
 		t.Run(c.name, func(t *testing.T) {
 			tf := mountFS(t, c.cfg)
-			if !c.cfg.args.KeepFlush && localCipherDir(t, tf.cipher) && tf.rn.flush {
+			if !c.cfg.keepFlush && localCipherDir(t, tf.cipher) && tf.rn.flush {
 				t.Fatal("FLUSH answered on a local CIPHERDIR")
 			}
 			data := bytes.Repeat([]byte("0123456789abcdef"), 20000) // 320000 bytes, partial last block

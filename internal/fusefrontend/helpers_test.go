@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -31,6 +33,10 @@ type testConfig struct {
 	masterKey      []byte
 	noHKDF         bool
 	kernelOptions  string // -ko
+	// keepFlush answers FLUSH requests also where the backing filesystem
+	// needs no close-time flush (flush.go), to reach the FLUSH path on any
+	// filesystem.
+	keepFlush bool
 }
 
 // testFS is a mounted filesystem: mnt is the plaintext view, cipher the
@@ -111,6 +117,9 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cfg.keepFlush {
+		rn.flush = true // before mounting: read without locks
+	}
 	opts := mountopts.Build(params)
 	if mo != nil {
 		mo(&opts.MountOptions)
@@ -167,4 +176,33 @@ func mustRead(t testing.TB, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// cipherSnapshot lists every backing path below dir with its mode and,
+// for gocryptfs.diriv and long-name files, the content.
+func cipherSnapshot(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		s := rel + " " + info.Mode().String()
+		base := filepath.Base(p)
+		if base == nametransform.DirIVFilename || strings.HasSuffix(base, nametransform.LongNameSuffix) {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			s += " " + string(b)
+		}
+		out = append(out, s)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
 }

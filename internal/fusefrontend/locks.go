@@ -298,10 +298,8 @@ func isConflict(err error) bool {
 // locks, or, where the daemon may not open it so, with fd's access mode.
 // It is never used for I/O. The /proc link names exactly fd's inode.
 func reopenForLocks(fd int) (int, error) {
-	proc := syscallcompat.ProcFdPath(fd)
 	open := func(flags int) (int, error) {
-		// No O_NOFOLLOW: the magic link itself must be followed.
-		return syscallcompat.RetryInt(func() (int, error) { return unix.Open(proc, flags|unix.O_CLOEXEC|unix.O_NOCTTY, 0) })
+		return syscallcompat.ReopenPathFd(fd, flags|unix.O_NOCTTY)
 	}
 	nfd, err := open(unix.O_RDWR)
 	if err == nil {

@@ -1,3 +1,5 @@
+//go:build testhooks
+
 package fusefrontend
 
 import (
@@ -19,8 +21,8 @@ import (
 // panic must be logged with the operation name, and the mount must keep
 // working afterwards.
 func TestPanicEveryOp(t *testing.T) {
-	// KeepFlush: the first FLUSH refused with ENOSYS would stop them all.
-	tf := mountFS(t, testConfig{args: Args{KeepFlush: true}})
+	// keepFlush: the first FLUSH refused with ENOSYS would stop them all.
+	tf := mountFS(t, testConfig{keepFlush: true})
 	var target atomic.Pointer[string]
 	var hit atomic.Bool
 	hook := func(op string) {
@@ -28,7 +30,7 @@ func TestPanicEveryOp(t *testing.T) {
 			panic("injected panic in " + op)
 		}
 	}
-	tf.rn.testHook.Store(&hook)
+	tf.rn.hooks.hook.Store(&hook)
 
 	f := tf.path("f")
 	mustWrite(t, f, []byte("data"))

@@ -97,10 +97,6 @@ type Args struct {
 	// ACL: the mount has POSIX ACLs enabled (MountOptions.EnableAcl);
 	// see acl.go.
 	ACL bool
-	// KeepFlush answers FLUSH requests also where the backing filesystem
-	// needs no close-time flush (flush.go); tests use it to reach the
-	// FLUSH path on any filesystem.
-	KeepFlush bool
 	// Logger receives warnings and errors; nil discards them.
 	Logger *slog.Logger
 }
@@ -139,20 +135,16 @@ type RootNode struct {
 	// readResults avoids an allocation per READ reply.
 	readResults fuseutil.ReadResults
 
-	openFiles atomic.Int64
-	opCount   atomic.Uint64
+	// hooks are the tests' seams; empty in the release build (hooks.go).
+	// (Not the last field: a trailing zero-size field would be padded.)
+	hooks testHooks
 
 	// space watches the free space of CIPHERDIR, writers the files open
 	// for writing (fullfs.go).
 	space   *spaceGuard
 	writers writers
 
-	// testHook, if set, runs at the start of every operation (tests only:
-	// panic injection).
-	testHook atomic.Pointer[func(op string)]
-	// testFail, if set, is asked by inject for a failure to simulate at
-	// a named step (tests only: cleanup paths).
-	testFail atomic.Pointer[func(step string) error]
+	openFiles atomic.Int64
 }
 
 // NewRootNode opens args.CipherDir and returns the root of the plaintext
@@ -209,9 +201,6 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 
 // OpenFileCount returns the number of open file handles (for -idle).
 func (rn *RootNode) OpenFileCount() int64 { return rn.openFiles.Load() }
-
-// OpCount returns the number of FUSE requests served so far; it only grows.
-func (rn *RootNode) OpCount() uint64 { return rn.opCount.Load() }
 
 // RootStableAttr is what to pass as fs.Options.RootStableAttr, as for the
 // reverse frontend: nil, the plaintext root keeps go-fuse's inode 1.

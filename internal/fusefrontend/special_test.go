@@ -1,13 +1,10 @@
 package fusefrontend
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -197,9 +194,10 @@ func TestEncryptDecryptPath(t *testing.T) {
 	}
 }
 
+// TestCounters: OpenFileCount (what -idle asks) counts open handles.
+// (The request count of the idle monitor is fuseserve's.)
 func TestCounters(t *testing.T) {
 	tf := mountFS(t, testConfig{})
-	before := tf.rn.OpCount()
 	f, err := os.Create(tf.path("f"))
 	if err != nil {
 		t.Fatal(err)
@@ -208,9 +206,6 @@ func TestCounters(t *testing.T) {
 		t.Fatalf("open files %d", n)
 	}
 	f.Close()
-	if tf.rn.OpCount() <= before {
-		t.Fatal("OpCount did not grow")
-	}
 	// Release is asynchronous to close(2); wait for it.
 	for range 100 {
 		if tf.rn.OpenFileCount() == 0 {
@@ -240,31 +235,5 @@ func TestAllowOtherOwnership(t *testing.T) {
 	var st unix.Stat_t
 	if err := unix.Lstat(filepath.Join(tf.cipher, cd, nametransform.DirIVFilename), &st); err != nil || st.Uid != callerUid {
 		t.Errorf("diriv owner %d (%v)", st.Uid, err)
-	}
-}
-
-// TestPanicRecovery injects a panic into one request: it must fail with
-// EIO, be logged with a stack, and the mount must keep working.
-func TestPanicRecovery(t *testing.T) {
-	tf := mountFS(t, testConfig{})
-	mustWrite(t, tf.path("f"), []byte("data"))
-	var armed atomic.Bool
-	hook := func(op string) {
-		if op == "Getattr" && armed.CompareAndSwap(true, false) {
-			panic("injected test panic")
-		}
-	}
-	tf.rn.testHook.Store(&hook)
-	armed.Store(true)
-	_, err := os.Stat(tf.path("f"))
-	errIs(t, err, syscall.EIO, "stat with injected panic")
-	if !strings.Contains(tf.logs.String(), "injected test panic") || !strings.Contains(tf.logs.String(), "goroutine") {
-		t.Fatalf("panic not logged with stack:\n%s", tf.logs)
-	}
-	if b := mustRead(t, tf.path("f")); !bytes.Equal(b, []byte("data")) {
-		t.Fatalf("after panic: %q", b)
-	}
-	if _, err := os.Stat(tf.path("f")); err != nil {
-		t.Fatal(err)
 	}
 }

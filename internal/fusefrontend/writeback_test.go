@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -400,36 +399,6 @@ func testKillSuidGid(t *testing.T, writeback bool) {
 				t.Errorf("%s (%s): mode %o, plain directory %o", c.name, view, got, want)
 			}
 		}
-	}
-}
-
-// TestWritebackKeepCache: a file reopened unchanged is served from the
-// page cache (no READ reaches the filesystem); after another writer
-// changed it through a second mount of CIPHERDIR, the new content is read.
-func TestWritebackKeepCache(t *testing.T) {
-	tf := mountFS(t, writebackCfg)
-	var reads atomic.Int64
-	hook := func(op string) {
-		if op == "Read" {
-			reads.Add(1)
-		}
-	}
-	tf.rn.testHook.Store(&hook)
-	p := tf.path("k")
-	mustWrite(t, p, pattern(20000, 5))
-	mustRead(t, p)
-	before := reads.Load()
-	if got := mustRead(t, p); !bytes.Equal(got, pattern(20000, 5)) {
-		t.Fatal("content")
-	}
-	if n := reads.Load() - before; n != 0 {
-		t.Errorf("unchanged file: %d READs on reopen, want 0 (page cache kept)", n)
-	}
-	// Another writer, same size: only the change check can notice.
-	other := mountExisting(t, testConfig{}, tf.cipher, false)
-	mustWrite(t, other.path("k"), pattern(20000, 6))
-	if got := mustRead(t, p); !bytes.Equal(got, pattern(20000, 6)) {
-		t.Fatal("changed file read from the stale page cache")
 	}
 }
 

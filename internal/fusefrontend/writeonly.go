@@ -35,11 +35,7 @@ func (rn *RootNode) openWriteOnly(dirfd int, cName string, bflags int, firstErr 
 	}
 	unlock := rn.chmodLocks.lock(inoKey{st.Dev, st.Ino})
 	defer unlock()
-	proc := syscallcompat.ProcFdPath(pfd)
-	reopen := func() (int, error) {
-		// No O_NOFOLLOW: the magic link itself must be followed.
-		return syscallcompat.RetryInt(func() (int, error) { return unix.Open(proc, bflags|unix.O_CLOEXEC, 0) })
-	}
+	reopen := func() (int, error) { return syscallcompat.ReopenPathFd(pfd, bflags) }
 	// Under the lock the mode is the file's own: no opener of ours has
 	// changed it. It may have been changed since the first attempt.
 	if err := syscallcompat.Fstat(pfd, &st); err != nil {
@@ -49,19 +45,19 @@ func (rn *RootNode) openWriteOnly(dirfd int, cName string, bflags int, firstErr 
 		return reopen()
 	}
 	orig := st.Mode & 0o7777
-	if err := syscallcompat.Retry(func() error { return unix.Chmod(proc, orig|0o400) }); err != nil {
+	if err := syscallcompat.ChmodPathFd(pfd, orig|0o400); err != nil {
 		return -1, firstErr
 	}
 	fd, err := reopen()
 	if err != nil {
-		if err2 := syscallcompat.Retry(func() error { return unix.Chmod(proc, orig) }); err2 != nil {
+		if err2 := syscallcompat.ChmodPathFd(pfd, orig); err2 != nil {
 			rn.log.Warn("open: could not restore the mode of a write-only file", "name", cName, "err", err2)
 		}
 		return -1, err
 	}
 	if err := syscallcompat.Fchmod(fd, orig); err != nil {
 		syscallcompat.Close(fd)
-		return -1, errors.Join(err, syscallcompat.Retry(func() error { return unix.Chmod(proc, orig) }))
+		return -1, errors.Join(err, syscallcompat.ChmodPathFd(pfd, orig))
 	}
 	return fd, nil
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -92,7 +91,7 @@ func TestPlaintextNamesConfig(t *testing.T) {
 		t.Errorf("d/gocryptfs.conf: %d bytes, %v", len(b), err)
 	}
 
-	custom, _ := mountReverse(t, cfg, Args{PlainDir: plain, CustomConfig: true, ConfigPath: "/elsewhere"})
+	custom, _ := mountReverse(t, cfg, Args{PlainDir: plain, CustomConfig: true})
 	names = readDirNames(t, custom.mnt)
 	if !slices.Equal(names, []string{ReverseConfName, "d", "gocryptfs.conf"}) {
 		t.Errorf("custom config listing %q", names)
@@ -164,42 +163,6 @@ func TestSymlinkTooLong(t *testing.T) {
 		_, err = os.Readlink(m.path(enc))
 		if !errors.Is(err, want) && !(want == nil && err == nil) {
 			t.Errorf("readlink %s: %v, want %v", name, err, want)
-		}
-	}
-}
-
-// TestPanicGivesEIO: a panic inside a request fails that request with EIO
-// and the mount survives.
-func TestPanicGivesEIO(t *testing.T) {
-	plain := makeTV14(t)
-	var target atomic.Pointer[string]
-	m, _ := mountReverse(t, tv14Config(), Args{PlainDir: plain}, func(rn *RootNode) {
-		rn.testHook = func(op string) {
-			if p := target.Load(); p != nil && *p == op {
-				panic("injected panic in " + op)
-			}
-		}
-	})
-	cases := []struct {
-		op string
-		fn func() error
-	}{
-		{"Lookup", func() error { return unix.Lstat(m.path("F8rwmoCL-WWYHyKmxirgkg"), new(unix.Stat_t)) }},
-		{"Read", func() error { _, err := os.ReadFile(m.path("iah1MkNOCMZe5AW-W605oQ")); return err }},
-		{"Readdir", func() error { _, err := os.ReadDir(m.mnt); return err }},
-		{"Readlink", func() error { _, err := os.Readlink(m.path("XQJH2Es0-94o4Jo8iSvfzQ")); return err }},
-	}
-	for _, c := range cases {
-		op := c.op
-		target.Store(&op)
-		err := c.fn()
-		target.Store(nil)
-		if !errors.Is(err, syscall.EIO) {
-			t.Errorf("%s with panic: %v, want EIO", c.op, err)
-		}
-		b, err := os.ReadFile(m.path("F8rwmoCL-WWYHyKmxirgkg"))
-		if err != nil || len(b) != 62 {
-			t.Fatalf("mount did not survive a panic in %s: %d bytes, %v", c.op, len(b), err)
 		}
 	}
 }

@@ -1,3 +1,5 @@
+//go:build testhooks
+
 package fusefrontend_reverse
 
 import (
@@ -85,7 +87,7 @@ func TestPanicEveryOp(t *testing.T) {
 		t.Run(c.op, func(t *testing.T) {
 			var armed, hit atomic.Bool
 			m, rn := mountReverse(t, tv14Config(), Args{PlainDir: plain}, func(rn *RootNode) {
-				rn.testHook = func(op string) {
+				rn.hooks.hook = func(op string) {
 					if op == c.op && armed.Load() && hit.CompareAndSwap(false, true) {
 						panic("injected panic in " + op)
 					}

@@ -66,10 +66,6 @@ const maxLongNameCache = 100000
 type Args struct {
 	// PlainDir is the plaintext directory to present encrypted.
 	PlainDir string
-	// ConfigPath is the config file in use (informational; with the default
-	// location it is PlainDir/.gocryptfs.reverse.conf, which the view shows
-	// as gocryptfs.conf).
-	ConfigPath string
 	// CustomConfig is set when -config points somewhere else: then no
 	// gocryptfs.conf is shown and .gocryptfs.reverse.conf is not special.
 	CustomConfig bool
@@ -123,6 +119,9 @@ type RootNode struct {
 	log    *slog.Logger
 	excl   *exclude.Matcher
 	rootFd int
+	// hooks are the tests' seams; empty in the release build (hooks.go).
+	// (Not the last field: a trailing zero-size field would be padded.)
+	hooks testHooks
 
 	// readResults avoids an allocation per READ reply.
 	readResults fuseutil.ReadResults
@@ -143,10 +142,6 @@ type RootNode struct {
 	// longNames caches hashed name → plaintext name, keyed by
 	// "<ciphertext dir path>/<hashed name>".
 	longNames map[string]string
-
-	// testHook, if set, runs at the start of the main operations (tests
-	// only: panic injection). It is set before mounting and never changed.
-	testHook func(op string)
 }
 
 type devIno struct{ dev, ino uint64 }
@@ -224,13 +219,10 @@ func (rn *RootNode) Close() error {
 	return syscallcompat.Close(rn.rootFd)
 }
 
-// enter runs the test hook; it must be called after the deferred
-// fuseutil.Recover so that a panic in the hook is caught like a real one.
-func (rn *RootNode) enter(op string) {
-	if h := rn.testHook; h != nil {
-		h(op)
-	}
-}
+// enter runs the test hook (tests only; nothing in the release build,
+// hooks.go). It must be called after the deferred fuseutil.Recover so that
+// a panic in the hook is caught like a real one.
+func (rn *RootNode) enter(op string) { rn.hooks.enter(op) }
 
 // excluded reports whether the plaintext path is hidden by -exclude*. The
 // root and the reverse config can never be excluded.

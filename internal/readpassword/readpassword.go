@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 
 	"golang.org/x/term"
@@ -57,20 +58,17 @@ type Source struct {
 	Extpass []string
 
 	// Stdin is read byte by byte when it is not a terminal; nil means os.Stdin.
-	// When it is an *os.File it is also handed to the extpass program.
+	// When it is an *os.File it is also handed to the extpass program, and
+	// when that file is a terminal the password is read from it without
+	// echo (prompt on os.Stderr); any other reader is no terminal.
 	Stdin io.Reader
-	// StdinIsTerminal reports whether stdin is a terminal; nil means test fd 0.
-	StdinIsTerminal func() bool
-	// StdinTarget names what stdin is connected to, for the informational
-	// message; nil means the target of /proc/self/fd/0.
-	StdinTarget func() string
-	// Terminal prints prompt and reads one line without echo; nil means the
-	// real terminal on fd 0 with the prompt on stderr.
-	Terminal func(prompt string) ([]byte, error)
 	// Stderr receives the extpass program's stderr; nil means os.Stderr.
 	Stderr io.Writer
 	// Logger receives informational messages and warnings; nil discards.
 	Logger *slog.Logger
+
+	// hooks are the tests' seams; empty in the release build (hooks.go).
+	hooks testHooks
 }
 
 func (s *Source) logger() *slog.Logger {
@@ -87,19 +85,32 @@ func (s *Source) stdin() io.Reader {
 	return s.Stdin
 }
 
-func (s *Source) isTerminal() bool {
-	if s.StdinIsTerminal == nil {
-		return term.IsTerminal(int(os.Stdin.Fd()))
-	}
-	return s.StdinIsTerminal()
+// stdinFile is stdin if it is a file.
+func (s *Source) stdinFile() (*os.File, bool) {
+	f, ok := s.stdin().(*os.File)
+	return f, ok && f != nil
 }
 
+func (s *Source) isTerminal() bool {
+	if isTerm, set := s.hooks.stdinIsTerminal(); set {
+		return isTerm
+	}
+	f, ok := s.stdinFile()
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// terminal prints prompt and reads one line from the terminal on stdin
+// without echo. Call it only when isTerminal.
 func (s *Source) terminal(prompt string) ([]byte, error) {
-	if s.Terminal != nil {
-		return s.Terminal(prompt)
+	if pw, err, set := s.hooks.terminal(prompt); set {
+		return pw, err
+	}
+	f, ok := s.stdinFile()
+	if !ok {
+		return nil, errors.New("reading from terminal: stdin is no terminal")
 	}
 	fmt.Fprint(os.Stderr, prompt)
-	pw, err := term.ReadPassword(int(os.Stdin.Fd()))
+	pw, err := term.ReadPassword(int(f.Fd()))
 	fmt.Fprintln(os.Stderr)
 	if err != nil {
 		return nil, fmt.Errorf("reading from terminal: %w", err)
@@ -173,10 +184,14 @@ func (s *Source) fromTerminal(prompt string) ([]byte, error) {
 }
 
 func (s *Source) stdinTarget() string {
-	if s.StdinTarget != nil {
-		return s.StdinTarget()
+	if target, set := s.hooks.stdinTarget(); set {
+		return target
 	}
-	t, err := os.Readlink("/proc/self/fd/0")
+	f, ok := s.stdinFile()
+	if !ok {
+		return "?"
+	}
+	t, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
 	if err != nil {
 		return "?"
 	}

@@ -28,8 +28,7 @@ const (
 	ADSize    = 24
 )
 
-// DefaultDuration is how long each backend is measured when
-// Options.Duration is zero.
+// DefaultDuration is how long Run measures each backend.
 const DefaultDuration = time.Second
 
 // Options configures Run.
@@ -37,11 +36,6 @@ type Options struct {
 	// Header, if not empty, is printed as the first line (the -version
 	// line of docs/cli.md 6.4, which only package main knows).
 	Header string
-	// CPUModel is shown on the "cpu:" line; empty means CPUModel().
-	CPUModel string
-	// Duration is the measuring time per backend; zero means
-	// DefaultDuration. Tests use a few milliseconds.
-	Duration time.Duration
 	// Logger receives per-backend details at debug level; nil discards.
 	Logger *slog.Logger
 }
@@ -91,22 +85,20 @@ func (b Backend) Selected() bool {
 	return cryptocore.AutoBackend(b.Cipher) == b.Backend
 }
 
-// Run measures every backend for opts.Duration and writes the report to w:
-// the header (if any), the cpu line, then one line per backend. An
-// unavailable backend (e.g. OpenSSL in a without_openssl build) shows N/A.
-// Only write errors are returned.
+// Run measures every backend for DefaultDuration and writes the report to
+// w: the header (if any), the cpu line (CPUModel), then one line per
+// backend. An unavailable backend (e.g. OpenSSL in a without_openssl
+// build) shows N/A. Only write errors are returned.
 func Run(w io.Writer, opts Options) error {
+	return run(w, opts, DefaultDuration, CPUModel())
+}
+
+// run is Run measuring for d per backend and showing model on the cpu
+// line (tests measure for milliseconds and fix the model).
+func run(w io.Writer, opts Options, d time.Duration, model string) error {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
-	}
-	d := opts.Duration
-	if d <= 0 {
-		d = DefaultDuration
-	}
-	model := opts.CPUModel
-	if model == "" {
-		model = CPUModel()
 	}
 	if opts.Header != "" {
 		if _, err := fmt.Fprintln(w, opts.Header); err != nil {

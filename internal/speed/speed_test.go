@@ -17,7 +17,7 @@ import (
 
 func TestRunFormat(t *testing.T) {
 	var out bytes.Buffer
-	err := Run(&out, Options{Header: "gocryptfs test; go-fuse x; 0000-00-00 go linux/amd64", CPUModel: "Test CPU", Duration: 10 * time.Millisecond})
+	err := run(&out, Options{Header: "gocryptfs test; go-fuse x; 0000-00-00 go linux/amd64"}, 10*time.Millisecond, "Test CPU")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -381,6 +381,20 @@ func ProcFdPath(fd int) string {
 	return "/proc/self/fd/" + strconv.Itoa(fd)
 }
 
+// ChmodPathFd changes the mode of the inode behind fd, also an O_PATH fd,
+// which fchmod(2) refuses: through ProcFdPath, which names the open inode
+// itself, so nothing is looked up by name and no symlink is followed.
+func ChmodPathFd(fd int, mode uint32) error {
+	return Retry(func() error { return unix.Chmod(ProcFdPath(fd), mode) })
+}
+
+// ReopenPathFd opens the inode behind fd, also an O_PATH fd, anew with
+// flags (O_CLOEXEC added), through ProcFdPath (see ChmodPathFd). The
+// permission check is that of an open of the inode by its mode.
+func ReopenPathFd(fd int, flags int) (int, error) {
+	return RetryInt(func() (int, error) { return unix.Open(ProcFdPath(fd), flags|unix.O_CLOEXEC, 0) })
+}
+
 // Fgetxattr reads attribute attr of the inode behind fd (any fd, also
 // O_PATH) into dest and returns the value length. An empty dest asks for the
 // size only.

@@ -406,3 +406,52 @@ func TestFullReadWrite(t *testing.T) {
 		t.Fatalf("after Ftruncate: %q %v", buf[:n], err)
 	}
 }
+
+// TestPathFdHelpers: ChmodPathFd and ReopenPathFd act on the inode an
+// O_PATH fd pinned, not on what the name points to afterwards.
+func TestPathFdHelpers(t *testing.T) {
+	dir := t.TempDir()
+	dirfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dirfd)
+	if err := os.WriteFile(dir+"/f", []byte("pinned"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pfd, err := OpenPathAt(dirfd, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pfd)
+	// The name now points elsewhere: a symlink to another file.
+	if err := os.WriteFile(dir+"/other", []byte("other"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir+"/f", dir+"/moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("other", dir+"/f"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ChmodPathFd(pfd, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(dir+"/moved", &st); err != nil || st.Mode&0o7777 != 0o640 {
+		t.Errorf("pinned file mode %o (%v), want 640", st.Mode&0o7777, err)
+	}
+	if err := unix.Stat(dir+"/other", &st); err != nil || st.Mode&0o7777 != 0o600 {
+		t.Errorf("symlink target mode %o (%v), want 600 unchanged", st.Mode&0o7777, err)
+	}
+	fd, err := ReopenPathFd(pfd, unix.O_RDONLY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 16)
+	n, err := unix.Read(fd, buf)
+	if err != nil || string(buf[:n]) != "pinned" {
+		t.Errorf("reopened: %q %v", buf[:n], err)
+	}
+}
