@@ -53,6 +53,19 @@ go test -count=1 -timeout 8m -tags testhooks -run "^($hooktests)\$" $hookpkgs
 echo "== go test -race (the packages with the most concurrency)"
 go test -count=1 -timeout 15m -race ./internal/contentio/ ./internal/fusefrontend/ ./internal/fuseserve/ ./internal/repair/
 
+echo "== fuzz (bounded: the parsers of what CIPHERDIR holds)"
+# Each target's seed corpus already runs in the go test steps; here each
+# is fuzzed for a fixed time. -fuzz must match one target per run.
+fuzz=(
+	"FuzzConflictName ./internal/conflictname/"
+	"FuzzKeySlots ./internal/configfile/"
+	"FuzzParse ./internal/configfile/"
+)
+for f in "${fuzz[@]}"; do
+	read -r name pkg <<<"$f"
+	go test -run '^$' -fuzz "^${name}\$" -fuzztime 10s "$pkg"
+done
+
 echo "== go test -tags without_openssl"
 go test -count=1 -timeout 8m -tags without_openssl ./...
 
