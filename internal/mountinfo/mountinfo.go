@@ -12,6 +12,8 @@ import (
 
 // Mount is one line of mountinfo.
 type Mount struct {
+	// ID is the mount's unique ID (the mnt_id of /proc/PID/fdinfo).
+	ID int
 	// MountPoint is the directory the filesystem is mounted on.
 	MountPoint string
 	// FSType is the filesystem type, e.g. "fuse.gocryptfs".
@@ -33,7 +35,8 @@ func Parse(r io.Reader) ([]Mount, error) {
 		if !ok || len(pf) < 5 || len(sf) < 2 {
 			continue
 		}
-		out = append(out, Mount{MountPoint: Unescape(pf[4]), FSType: sf[0], Source: Unescape(sf[1])})
+		id, _ := strconv.Atoi(pf[0])
+		out = append(out, Mount{ID: id, MountPoint: Unescape(pf[4]), FSType: sf[0], Source: Unescape(sf[1])})
 	}
 	return out, sc.Err()
 }

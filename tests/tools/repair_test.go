@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -104,8 +105,51 @@ func masterkeyArgs(t *testing.T) []string {
 
 func runRepair(t *testing.T, dir string, env []string, extra ...string) testutil.Result {
 	t.Helper()
+	return runRepairWith(t, gocryptfsBin, dir, env, extra...)
+}
+
+func runRepairWith(t *testing.T, bin, dir string, env []string, extra ...string) testutil.Result {
+	t.Helper()
 	args := append(append([]string{"-fsck", "-repair", "-q"}, masterkeyArgs(t)...), extra...)
-	return testutil.Run(t, testutil.RunOptions{Env: env}, gocryptfsBin, append(args, dir)...)
+	return testutil.Run(t, testutil.RunOptions{Env: env}, bin, append(args, dir)...)
+}
+
+// repairKillEnv is read by binaries built with the tag repairtesthook
+// (internal/repair/step_testhook.go): set to N, -repair kills itself
+// after its N-th durable change. Release builds have no such hook.
+const repairKillEnv = "GOCRYPTFS_TEST_REPAIR_KILL_AFTER"
+
+var hookBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// hookedBinary builds (once) gocryptfs with the tag repairtesthook, next
+// to the binary under test, and returns its path.
+func hookedBinary(t *testing.T) string {
+	t.Helper()
+	hookBin.once.Do(func() {
+		root, err := testutil.ProjectRoot()
+		if err != nil {
+			hookBin.err = err
+			return
+		}
+		tags := "repairtesthook"
+		if bt := testutil.BuildTags(); bt != "" {
+			tags += "," + bt
+		}
+		hookBin.path = filepath.Join(filepath.Dir(gocryptfsBin), "gocryptfs-repairtesthook")
+		cmd := exec.Command("go", "build", "-tags", tags, "-o", hookBin.path, ".")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			hookBin.err = fmt.Errorf("go build -tags %s: %w\n%s", tags, err, out)
+		}
+	})
+	if hookBin.err != nil {
+		t.Fatal(hookBin.err)
+	}
+	return hookBin.path
 }
 
 // copyDir copies a CIPHERDIR (files, dirs, symlinks).
@@ -316,10 +360,11 @@ func TestRepairCrash(t *testing.T) {
 		}
 		noLoss(t, orig, d)
 	}
+	hooked := hookedBinary(t)
 	n := 1
 	for ; n < 1000; n++ {
 		d := copyDir(t, base)
-		r := runRepair(t, d, []string{"GOCRYPTFS_TEST_REPAIR_KILL_AFTER=" + fmt.Sprint(n)})
+		r := runRepairWith(t, hooked, d, []string{repairKillEnv + "=" + fmt.Sprint(n)})
 		if r.Code == 0 {
 			break // fewer than n steps: the whole run is covered
 		}

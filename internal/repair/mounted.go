@@ -1,0 +1,179 @@
+package repair
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/mountinfo"
+)
+
+// ErrMounted is wrapped by CheckNotMounted's error when the CIPHERDIR is
+// mounted.
+var ErrMounted = errors.New("CIPHERDIR is mounted")
+
+// CheckNotMounted fails with an error wrapping ErrMounted if cipherDir
+// is in use by a mount. Repairing under a running mount would race with
+// it. CIPHERDIR is identified by device and inode, not by its path, so
+// that another path to it (a symlink, a bind mount, a relative path) does
+// not hide a mount:
+//
+//   - every FUSE mount of /proc/self/mountinfo whose source is a path that
+//     leads to CIPHERDIR's device and inode (both gocryptfs implementations
+//     name their mounts after the CIPHERDIR they were given); sources below
+//     another FUSE mount are compared as strings only, since a stat there
+//     could hang on a dead daemon;
+//   - every process (other than this one) holding a descriptor on
+//     CIPHERDIR: our daemon keeps its root open for the whole mount, so
+//     this also finds a mount with -fsname, one in another mount
+//     namespace and one that has not finished starting. The inode behind
+//     a descriptor is only stat'ed when /proc/PID/fdinfo places it on a
+//     filesystem other than FUSE, for the same reason.
+//
+// Without root, only this user's processes can be inspected. A mount by
+// the reference implementation with -fsname whose daemon holds no
+// descriptor at that moment is not found: the kernel records nothing
+// else that links a FUSE mount to its backing directory.
+func CheckNotMounted(cipherDir string) error {
+	return checkNotMounted(cipherDir, "/proc", os.Getpid())
+}
+
+// checkNotMounted is CheckNotMounted with the proc filesystem at proc and
+// self as the process to leave out.
+func checkNotMounted(cipherDir, proc string, self int) error {
+	var want unix.Stat_t
+	if err := unix.Stat(cipherDir, &want); err != nil {
+		return fmt.Errorf("stat %s: %w", cipherDir, err)
+	}
+	same := func(st *unix.Stat_t) bool { return st.Dev == want.Dev && st.Ino == want.Ino }
+	f, err := os.Open(filepath.Join(proc, "self/mountinfo"))
+	if err != nil {
+		return fmt.Errorf("cannot tell whether %s is mounted: %w", cipherDir, err)
+	}
+	mounts, err := mountinfo.Parse(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("cannot tell whether %s is mounted: %w", cipherDir, err)
+	}
+	names := map[string]bool{}
+	if abs, err := filepath.Abs(cipherDir); err == nil {
+		names[abs] = true
+	}
+	if real, err := filepath.EvalSymlinks(cipherDir); err == nil {
+		names[real] = true
+	}
+	byID := map[int]mountinfo.Mount{}
+	for _, m := range mounts {
+		byID[m.ID] = m
+	}
+	for _, m := range mounts {
+		if !isFUSE(m.FSType) || !filepath.IsAbs(m.Source) {
+			continue
+		}
+		src := filepath.Clean(m.Source)
+		if names[src] {
+			return fmt.Errorf("%w on %s: unmount it first", ErrMounted, m.MountPoint)
+		}
+		if belowFUSE(src, mounts) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(src, &st) == nil && same(&st) {
+			return fmt.Errorf("%w on %s (as %s): unmount it first", ErrMounted, m.MountPoint, m.Source)
+		}
+	}
+	pids, err := os.ReadDir(proc)
+	if err != nil {
+		return fmt.Errorf("cannot tell whether %s is mounted: %w", cipherDir, err)
+	}
+	for _, p := range pids {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		pdir := filepath.Join(proc, p.Name())
+		fds, err := os.ReadDir(filepath.Join(pdir, "fd"))
+		if err != nil {
+			continue // gone, or not ours to inspect
+		}
+		var theirs map[int]mountinfo.Mount // the process's own mount namespace
+		for _, fd := range fds {
+			id, ok := fdMount(filepath.Join(pdir, "fdinfo", fd.Name()))
+			if !ok {
+				continue
+			}
+			m, known := byID[id]
+			if !known {
+				if theirs == nil {
+					theirs = readMounts(filepath.Join(pdir, "mountinfo"))
+				}
+				m, known = theirs[id]
+			}
+			if !known || isFUSE(m.FSType) {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Stat(filepath.Join(pdir, "fd", fd.Name()), &st) == nil && same(&st) {
+				return fmt.Errorf("%w: process %d (%s) has it open; unmount it or end that process first",
+					ErrMounted, pid, comm(pdir))
+			}
+		}
+	}
+	return nil
+}
+
+func isFUSE(fstype string) bool {
+	return fstype == "fuse" || strings.HasPrefix(fstype, "fuse.") || fstype == "fuseblk"
+}
+
+// belowFUSE reports whether the path p lies below a FUSE mount point.
+func belowFUSE(p string, mounts []mountinfo.Mount) bool {
+	for _, m := range mounts {
+		if isFUSE(m.FSType) && (p == m.MountPoint || strings.HasPrefix(p, strings.TrimSuffix(m.MountPoint, "/")+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// fdMount returns the mnt_id of an fdinfo file.
+func fdMount(fdinfo string) (int, bool) {
+	b, err := os.ReadFile(fdinfo)
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "mnt_id:"); ok {
+			id, err := strconv.Atoi(strings.TrimSpace(v))
+			return id, err == nil
+		}
+	}
+	return 0, false
+}
+
+// readMounts reads a mountinfo file into a map by mount ID (empty, not
+// nil, when it cannot be read).
+func readMounts(path string) map[int]mountinfo.Mount {
+	out := map[int]mountinfo.Mount{}
+	f, err := os.Open(path)
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	ms, _ := mountinfo.Parse(f)
+	for _, m := range ms {
+		out[m.ID] = m
+	}
+	return out
+}
+
+// comm returns a process's command name.
+func comm(pdir string) string {
+	b, _ := os.ReadFile(filepath.Join(pdir, "comm"))
+	return strings.TrimSpace(string(b))
+}
