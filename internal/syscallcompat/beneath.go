@@ -41,8 +41,8 @@ func CheckRelPath(rel string) error {
 // itself) below baseFd for reading without following a symlink anywhere
 // on the way: openat2 with RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS where the
 // kernel has it (Linux 5.6), otherwise a component-wise O_NOFOLLOW walk
-// (WalkDirs). A symlink on the path fails with ELOOP, a non-directory with
-// ENOTDIR. The caller closes the returned fd.
+// (WalkDirs). A symlink on the path fails with ELOOP (as the last
+// component, or in the walk, with ENOTDIR), a non-directory with ENOTDIR. The caller closes the returned fd.
 func OpenDirBeneath(baseFd int, rel string) (int, error) {
 	return openDirBeneath(baseFd, rel, true)
 }
