@@ -36,7 +36,7 @@ func runFsck(e *env, a *argContainer) error {
 	cc, nt, ce, err := buildCore(e, a, mk, feat)
 	var journalKey []byte
 	if err == nil && a.repair {
-		// Its own key, derived like the others (docs/format.md 10).
+		// Its own key, derived like the others (docs/format.md 3, 14.2).
 		journalKey = cryptocore.HKDF(mk, repair.JournalKeyInfo, repair.JournalKeyLen)
 		defer cryptocore.Wipe(journalKey)
 	}

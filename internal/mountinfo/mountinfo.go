@@ -12,14 +12,14 @@ import (
 
 // Mount is one line of mountinfo.
 type Mount struct {
-	// ID is the mount's unique ID (the mnt_id of /proc/PID/fdinfo).
-	ID int
 	// MountPoint is the directory the filesystem is mounted on.
 	MountPoint string
 	// FSType is the filesystem type, e.g. "fuse.gocryptfs".
 	FSType string
 	// Source is the mount source; gocryptfs uses the absolute CIPHERDIR.
 	Source string
+	// ID is the mount's unique ID (the mnt_id of /proc/PID/fdinfo).
+	ID int
 }
 
 // Parse reads mountinfo lines ("id parent major:minor root MOUNTPOINT
@@ -36,7 +36,7 @@ func Parse(r io.Reader) ([]Mount, error) {
 			continue
 		}
 		id, _ := strconv.Atoi(pf[0])
-		out = append(out, Mount{ID: id, MountPoint: Unescape(pf[4]), FSType: sf[0], Source: Unescape(sf[1])})
+		out = append(out, Mount{MountPoint: Unescape(pf[4]), FSType: sf[0], Source: Unescape(sf[1]), ID: id})
 	}
 	return out, sc.Err()
 }

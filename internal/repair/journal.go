@@ -19,7 +19,7 @@ import (
 	"gocryptfs/internal/syscallcompat"
 )
 
-// The journal (docs/format.md section 10) lives in CIPHERDIR, where
+// The journal (docs/format.md section 14.2) lives in CIPHERDIR, where
 // anyone who can write the storage can plant or edit one. It is therefore
 // authenticated with HMAC-SHA256 under a key derived from the master key
 // (JournalKeyInfo), bound to its run's timestamp, and every name in it is

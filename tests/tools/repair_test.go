@@ -542,3 +542,37 @@ func TestRepairHookNotShipped(t *testing.T) {
 	dir, _ := faultyTree(t)
 	testutil.Expect(t, runRepair(t, dir, []string{repairKillEnv + "=1"}), 0)
 }
+
+// TestRepairRefusesPlantedJournal: through the binary, a journal planted
+// in gocryptfs.quarantine by whoever holds the storage (naming a victim's
+// ~/.ssh through ".." and through a symlink) is refused with exit 11 and
+// a message naming it; nothing inside or outside CIPHERDIR changes.
+func TestRepairRefusesPlantedJournal(t *testing.T) {
+	dir, _ := faultyTree(t)
+	home := filepath.Join(t.TempDir(), "home")
+	ssh := filepath.Join(home, ".ssh")
+	if err := os.MkdirAll(ssh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ssh, "id_ed25519"), []byte("PRIVATE KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ssh, filepath.Join(dir, "lnk")); err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(dir, ssh)
+	q := filepath.Join(dir, nametransform.QuarantineDirName)
+	if err := os.Mkdir(q, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The journal format of the code before the fix, which acted on it.
+	j := `{"op":"begin"}` + "\n" + `{"op":"diriv","dir":"","plain":"","entries":["` + rel + `/id_ed25519","lnk/id_ed25519"]}` + "\n"
+	if err := os.WriteFile(filepath.Join(q, "20250101T000000Z.journal"), []byte(j), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum, homeSum := testutil.TreeSum(t, dir), testutil.TreeSum(t, home)
+	testutil.Expect(t, runRepair(t, dir, nil), 11, "20250101T000000Z.journal", "journal refused")
+	if testutil.TreeSum(t, dir) != sum || testutil.TreeSum(t, home) != homeSum {
+		t.Error("a refused journal changed something")
+	}
+}
