@@ -89,12 +89,10 @@ func runFsck(e *env, a *argContainer) error {
 	return out.summary(res, 0)
 }
 
-// runRepair implements -fsck -repair: refuse a mounted CIPHERDIR, repair,
-// and exit 0 when the result is clean (26 otherwise).
+// runRepair implements -fsck -repair: repair (which refuses a mounted
+// CIPHERDIR and a journal it did not write), and exit 0 when the result
+// is clean (26 otherwise).
 func runRepair(ctx context.Context, e *env, a *argContainer, nt *nametransform.NameTransform, ce *contentenc.ContentEnc, journalKey []byte, out fsckOutput) error {
-	if err := repair.CheckNotMounted(a.cipherdir); err != nil {
-		return exitcodes.Errorf(exitcodes.Other, "fsck -repair: %v", err)
-	}
 	opts := repair.Options{
 		CipherDir:     a.cipherdir,
 		NameTransform: nt,

@@ -11,14 +11,17 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/mountinfo"
+	"gocryptfs/internal/syscallcompat"
 )
 
 // ErrMounted is wrapped by CheckNotMounted's error when the CIPHERDIR is
 // mounted.
 var ErrMounted = errors.New("CIPHERDIR is mounted")
 
-// CheckNotMounted fails with an error wrapping ErrMounted if cipherDir
-// is in use by a mount. Repairing under a running mount would race with
+// CheckNotMounted fails with an error wrapping ErrMounted if the
+// directory open at rootFd (CIPHERDIR, named cipherDir by the user) is in
+// use by a mount or another process. Repair calls it on the descriptor it
+// then works on, so that the directory checked is the one repaired. Repairing under a running mount would race with
 // it. CIPHERDIR is identified by device and inode, not by its path, so
 // that another path to it (a symlink, a bind mount, a relative path) does
 // not hide a mount:
@@ -35,28 +38,25 @@ var ErrMounted = errors.New("CIPHERDIR is mounted")
 //     a descriptor is only stat'ed when /proc/PID/fdinfo places it on a
 //     filesystem other than FUSE, for the same reason.
 //
-// Without root, only this user's processes can be inspected. A mount by
+// Another -fsck or -repair of the same CIPHERDIR holds it open too, so
+// two repairs never run at once (a race of their starts aside). Without
+// root, only this user's processes can be inspected. A mount by
 // the reference implementation with -fsname whose daemon holds no
 // descriptor at that moment is not found: the kernel records nothing
 // else that links a FUSE mount to its backing directory.
-func CheckNotMounted(cipherDir string) error {
-	return checkNotMounted(cipherDir, "/proc", os.Getpid())
+func CheckNotMounted(rootFd int, cipherDir string) error {
+	return checkNotMounted(rootFd, cipherDir, "/proc", os.Getpid())
 }
 
 // checkNotMounted is CheckNotMounted with the proc filesystem at proc and
 // self as the process to leave out.
-func checkNotMounted(cipherDir, proc string, self int) error {
+func checkNotMounted(rootFd int, cipherDir, proc string, self int) error {
 	var want unix.Stat_t
-	if err := unix.Stat(cipherDir, &want); err != nil {
+	if err := syscallcompat.Fstat(rootFd, &want); err != nil {
 		return fmt.Errorf("stat %s: %w", cipherDir, err)
 	}
 	same := func(st *unix.Stat_t) bool { return st.Dev == want.Dev && st.Ino == want.Ino }
-	f, err := os.Open(filepath.Join(proc, "self/mountinfo"))
-	if err != nil {
-		return fmt.Errorf("cannot tell whether %s is mounted: %w", cipherDir, err)
-	}
-	mounts, err := mountinfo.Parse(f)
-	f.Close()
+	mounts, err := mountinfo.Read()
 	if err != nil {
 		return fmt.Errorf("cannot tell whether %s is mounted: %w", cipherDir, err)
 	}

@@ -76,8 +76,8 @@ type Event struct {
 
 // Options configures Repair.
 type Options struct {
-	// CipherDir is the forward-mode ciphertext directory; it must not be
-	// mounted (see CheckNotMounted).
+	// CipherDir is the forward-mode ciphertext directory; Repair refuses
+	// it while it is mounted (CheckNotMounted).
 	CipherDir string
 	// NameTransform and ContentEnc belong to the filesystem's master key.
 	NameTransform *nametransform.NameTransform
@@ -126,7 +126,8 @@ type repairer struct {
 // completed (whether or not the result is clean: see Result.Final). An
 // unfinished journal is resumed; a journal that does not authenticate or
 // holds names the repair cannot have written stops the run before any
-// change, with an error wrapping ErrJournal.
+// change, with an error wrapping ErrJournal; a mounted CIPHERDIR one
+// wrapping ErrMounted.
 func Repair(ctx context.Context, opts Options) (Result, error) {
 	if opts.NameTransform == nil || opts.ContentEnc == nil || opts.CipherDir == "" || len(opts.JournalKey) != JournalKeyLen {
 		return Result{}, errors.New("repair: incomplete options")
@@ -151,6 +152,10 @@ func Repair(ctx context.Context, opts Options) (Result, error) {
 			}
 		}
 	}()
+	// Repairing under a running mount would race with it.
+	if err := CheckNotMounted(r.root, opts.CipherDir); err != nil {
+		return Result{}, fmt.Errorf("repair: %w", err)
+	}
 	ts, j, err := r.findUnfinished()
 	if err != nil {
 		return Result{}, fmt.Errorf("repair: %w", err)
