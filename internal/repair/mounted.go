@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -30,7 +31,8 @@ var ErrMounted = errors.New("CIPHERDIR is mounted")
 //     leads to CIPHERDIR's device and inode (both gocryptfs implementations
 //     name their mounts after the CIPHERDIR they were given); sources below
 //     another FUSE mount are compared as strings only, since a stat there
-//     could hang on a dead daemon;
+//     could hang on a dead daemon, and no stat may take longer than
+//     sourceStatTimeout;
 //   - every process (other than this one) holding a descriptor on
 //     CIPHERDIR: our daemon keeps its root open for the whole mount, so
 //     this also finds a mount with -fsname, one in another mount
@@ -71,6 +73,9 @@ func checkNotMounted(rootFd int, cipherDir, proc string, self int) error {
 	for _, m := range mounts {
 		byID[m.ID] = m
 	}
+	// Set once a source's stat hung (a symlink into a dead FUSE mount):
+	// the remaining sources are compared as strings only.
+	hung := false
 	for _, m := range mounts {
 		if !isFUSE(m.FSType) || !filepath.IsAbs(m.Source) {
 			continue
@@ -79,11 +84,13 @@ func checkNotMounted(rootFd int, cipherDir, proc string, self int) error {
 		if names[src] {
 			return fmt.Errorf("%w on %s: unmount it first", ErrMounted, m.MountPoint)
 		}
-		if belowFUSE(src, mounts) {
+		if belowFUSE(src, mounts) || hung {
 			continue
 		}
 		var st unix.Stat_t
-		if unix.Stat(src, &st) == nil && same(&st) {
+		ok, timedOut := statWithin(src, &st, sourceStatTimeout)
+		hung = hung || timedOut
+		if ok && same(&st) {
 			return fmt.Errorf("%w on %s (as %s): unmount it first", ErrMounted, m.MountPoint, m.Source)
 		}
 	}
@@ -125,6 +132,35 @@ func checkNotMounted(rootFd int, cipherDir, proc string, self int) error {
 		}
 	}
 	return nil
+}
+
+// sourceStatTimeout bounds the stat of one mount source. The source of a
+// FUSE mount is chosen by whoever mounted it and may lead, through a
+// symlink, into a FUSE mount whose daemon does not answer.
+const sourceStatTimeout = 2 * time.Second
+
+// statWithin stats p (following symlinks) unless that takes longer than
+// d; a stat that hangs is left behind in its goroutine.
+func statWithin(p string, st *unix.Stat_t, d time.Duration) (ok, timedOut bool) {
+	type result struct {
+		st  unix.Stat_t
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = unix.Stat(p, &r.st)
+		ch <- r
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		*st = r.st
+		return r.err == nil, false
+	case <-t.C:
+		return false, true
+	}
 }
 
 func isFUSE(fstype string) bool {
