@@ -422,3 +422,36 @@ func TestSpecialFilesNeverOpenedNorRecreated(t *testing.T) {
 		t.Errorf("FIFO journal: %v", err)
 	}
 }
+
+// TestSalvageChecksFreeSpace: on a nearly full filesystem a salvage that
+// would not fit is refused with ENOSPC before anything is written or
+// moved (CIPHERDIR on a tmpfs of 8 MiB holding a damaged file of 5 MiB).
+func TestSalvageChecksFreeSpace(t *testing.T) {
+	tr := newTree(t, "v1.3")
+	mnt := filepath.Join(t.TempDir(), "small")
+	if err := os.Mkdir(mnt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=8m"); err != nil {
+		if os.Geteuid() != 0 {
+			t.Skipf("mounting a tmpfs needs root: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	dir := filepath.Join(mnt, "c")
+	if err := os.CopyFS(dir, os.DirFS(tr.dir)); err != nil {
+		t.Fatal(err)
+	}
+	tr.dir = dir
+	c := tr.write("big.bin", pattern(5<<20))
+	testutil.FlipByte(t, tr.abs(c), contentenc.HeaderLen+int64(tr.core.CE.CipherBS())+10, 0x55)
+	sum := testutil.TreeSum(t, tr.dir)
+	_, err := runRepair(t, tr.opts())
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("want ENOSPC, got %v", err)
+	}
+	if testutil.TreeSum(t, tr.dir) != sum {
+		t.Error("a salvage that did not fit changed CIPHERDIR")
+	}
+}
