@@ -553,6 +553,13 @@ func (r *repairer) fixXattr(p fsck.Problem) error {
 		return err
 	}
 	defer syscallcompat.Close(fd)
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
+		return nil // swapped for something else since the check
+	}
 	stored := p.Name
 	if p.Kind == fsck.XattrValueError {
 		// p.Name is the decrypted name; find the stored one.
