@@ -455,3 +455,46 @@ func TestSalvageChecksFreeSpace(t *testing.T) {
 		t.Error("a salvage that did not fit changed CIPHERDIR")
 	}
 }
+
+// TestPlantedSymlinksInRepairDirs: symlinks to a victim's directory
+// planted where this run's quarantine, scratch directory and lost+found
+// will be (the run's name is predictable: its start time) are never
+// followed: the run picks another name or refuses the symlink, and
+// nothing outside CIPHERDIR changes.
+func TestPlantedSymlinksInRepairDirs(t *testing.T) {
+	tr := newTree(t, "v1.3")
+	out := newOutside(t)
+	ssh := filepath.Join(out.dir, ".ssh")
+	tr.write("victim.txt", []byte("hello"))
+	os.Rename(tr.abs(tr.cipherPath("victim.txt", false)), tr.abs("AAAAAAAAAAAAAAAAAAAAAA"))
+	q := tr.abs(nametransform.QuarantineDirName)
+	if err := os.Mkdir(q, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{ts, ts + ".tmp", ts + "-2.tmp", ts + "-3"} {
+		if err := os.Symlink(ssh, filepath.Join(q, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// lost+found of a later run (…-4) as a symlink too.
+	lfc := tr.cipherPath("lost+found", true)
+	os.Remove(tr.abs(lfc))
+	if err := os.Symlink(ssh, tr.abs(lfc)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runRepair(t, tr.opts())
+	if err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("lost+found as a symlink: %v", err)
+	}
+	out.check(t)
+	// Once it is gone, a rerun finishes the interrupted run.
+	os.Remove(tr.abs(lfc))
+	res, err := runRepair(t, tr.opts())
+	if err != nil || !res.Final.Clean() {
+		t.Fatalf("%+v %v", res, err)
+	}
+	out.check(t)
+	if got := string(tr.read("lost+found/" + ts + "-4/AAAAAAAAAAAAAAAAAAAAAA")); got != "hello" {
+		t.Errorf("salvaged %q", got)
+	}
+}

@@ -302,8 +302,11 @@ func (r *repairer) begin() error {
 		base := r.opts.Now().UTC().Format("20060102T150405Z")
 		r.ts = base
 		var st unix.Stat_t
+		// Any entry of the run's names (also one planted there) means
+		// the name is taken.
 		for i := 2; syscallcompat.Fstatat(r.qfd, r.ts, &st) == nil ||
-			syscallcompat.Fstatat(r.qfd, r.ts+journalSuffix, &st) == nil; i++ {
+			syscallcompat.Fstatat(r.qfd, r.ts+journalSuffix, &st) == nil ||
+			syscallcompat.Fstatat(r.qfd, r.ts+".tmp", &st) == nil; i++ {
 			r.ts = fmt.Sprintf("%s-%d", base, i)
 		}
 	}

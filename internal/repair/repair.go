@@ -10,10 +10,18 @@
 //
 // Every step is idempotent and durable before the next one starts (files
 // and directories are fsynced), and a journal
-// (gocryptfs.quarantine/<ts>.journal, one JSON record per line) records
-// the run: a rerun after a crash picks up the unfinished journal, reuses
-// its timestamp and finishes the job, so that the final state is that of
-// an uninterrupted run and no byte is lost in between.
+// (gocryptfs.quarantine/<ts>.journal, docs/format.md 14.2) records the
+// run: a rerun after a crash picks up the unfinished journal, reuses its
+// timestamp and finishes the job, so that the final state is that of an
+// uninterrupted run and no byte is lost in between.
+//
+// Nothing under CIPHERDIR is trusted, the journal included: it is
+// authenticated with a key derived from the master key and its names are
+// checked (journal.go), every file operation goes through descriptors
+// opened below CIPHERDIR without following symlinks (store.go), FIFOs and
+// device nodes are never opened, and a mounted CIPHERDIR is recognized by
+// device and inode (mounted.go). Repair is not safe for concurrent use on
+// one CIPHERDIR; a second run is refused while the first holds it open.
 //
 // Repair works in passes: check (internal/fsck), fix what was found,
 // check again, until nothing is found or nothing more can be done (a fix
