@@ -167,6 +167,11 @@ func (o fsckOutput) human(ev repair.Event) {
 	if ev.QuarantinedTo != "" {
 		line += fmt.Sprintf(", original in %q", ev.QuarantinedTo)
 	}
+	if ev.Error != "" {
+		// Why nothing was copied (a FIFO or device node), or where an
+		// IV came from.
+		line += " (" + ev.Error + ")"
+	}
 	o.e.log.Info(line)
 }
 
