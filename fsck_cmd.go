@@ -57,7 +57,7 @@ func runFsck(e *env, a *argContainer) error {
 	if !a.json {
 		e.log.Info("Checking filesystem...")
 	}
-	var rootFd = -1
+	rootFd := -1
 	if a.json {
 		// Describe reads damaged files below it, never by path.
 		if rootFd, err = syscallcompat.OpenDirPath(a.cipherdir); err != nil {
