@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 
 	"gocryptfs/internal/contentenc"
@@ -16,6 +15,7 @@ import (
 	"gocryptfs/internal/fsck"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/repair"
+	"gocryptfs/internal/syscallcompat"
 	"gocryptfs/internal/tlog"
 )
 
@@ -34,6 +34,12 @@ func runFsck(e *env, a *argContainer) error {
 		return err
 	}
 	cc, nt, ce, err := buildCore(e, a, mk, feat)
+	var journalKey []byte
+	if err == nil && a.repair {
+		// Its own key, derived like the others (docs/format.md 3, 14.2).
+		journalKey = cryptocore.HKDF(mk, repair.JournalKeyInfo, repair.JournalKeyLen)
+		defer cryptocore.Wipe(journalKey)
+	}
 	cryptocore.Wipe(mk)
 	if err != nil {
 		return err
@@ -46,10 +52,18 @@ func runFsck(e *env, a *argContainer) error {
 	defer stop()
 	out := fsckOutput{e: e, json: a.json}
 	if a.repair {
-		return runRepair(ctx, e, a, nt, ce, out)
+		return runRepair(ctx, e, a, nt, ce, journalKey, out)
 	}
 	if !a.json {
 		e.log.Info("Checking filesystem...")
+	}
+	rootFd := -1
+	if a.json {
+		// Describe reads damaged files below it, never by path.
+		if rootFd, err = syscallcompat.OpenDirPath(a.cipherdir); err != nil {
+			return exitcodes.Errorf(exitcodes.Other, "fsck: open %s: %v", a.cipherdir, err)
+		}
+		defer syscallcompat.Close(rootFd)
 	}
 	res, err := fsck.Check(ctx, fsck.Options{
 		CipherDir:     a.cipherdir,
@@ -58,7 +72,7 @@ func runFsck(e *env, a *argContainer) error {
 		Logger:        e.log,
 		Report: func(p fsck.Problem) {
 			if a.json {
-				out.event(repair.Describe(a.cipherdir, ce, p))
+				out.event(repair.Describe(rootFd, ce, p))
 				return
 			}
 			out.problem(p)
@@ -75,27 +89,15 @@ func runFsck(e *env, a *argContainer) error {
 	return out.summary(res, 0)
 }
 
-// repairKillEnv names a test-only hook: when set to N, -repair kills
-// itself with SIGKILL after its N-th durable change, so that tests can
-// interrupt it at every point.
-const repairKillEnv = "GOCRYPTFS_TEST_REPAIR_KILL_AFTER"
-
-// runRepair implements -fsck -repair: refuse a mounted CIPHERDIR, repair,
-// and exit 0 when the result is clean (26 otherwise).
-func runRepair(ctx context.Context, e *env, a *argContainer, nt *nametransform.NameTransform, ce *contentenc.ContentEnc, out fsckOutput) error {
-	mi, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return exitcodes.Errorf(exitcodes.Other, "fsck -repair: cannot tell whether %s is mounted: %v", a.cipherdir, err)
-	}
-	err = repair.CheckNotMounted(a.cipherdir, mi)
-	mi.Close()
-	if err != nil {
-		return exitcodes.Errorf(exitcodes.Other, "fsck -repair: %v", err)
-	}
+// runRepair implements -fsck -repair: repair (which refuses a mounted
+// CIPHERDIR and a journal it did not write), and exit 0 when the result
+// is clean (26 otherwise).
+func runRepair(ctx context.Context, e *env, a *argContainer, nt *nametransform.NameTransform, ce *contentenc.ContentEnc, journalKey []byte, out fsckOutput) error {
 	opts := repair.Options{
 		CipherDir:     a.cipherdir,
 		NameTransform: nt,
 		ContentEnc:    ce,
+		JournalKey:    journalKey,
 		Logger:        e.log,
 		Report: func(ev repair.Event) {
 			if a.json {
@@ -104,13 +106,6 @@ func runRepair(ctx context.Context, e *env, a *argContainer, nt *nametransform.N
 				out.human(ev)
 			}
 		},
-	}
-	if n, err := strconv.Atoi(os.Getenv(repairKillEnv)); err == nil && n > 0 {
-		opts.AfterStep = func(step int) {
-			if step == n {
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			}
-		}
 	}
 	if !a.json {
 		e.log.Info("Checking and repairing filesystem...")
@@ -171,6 +166,11 @@ func (o fsckOutput) human(ev repair.Event) {
 	}
 	if ev.QuarantinedTo != "" {
 		line += fmt.Sprintf(", original in %q", ev.QuarantinedTo)
+	}
+	if ev.Error != "" {
+		// Why nothing was copied (a FIFO or device node), or where an
+		// IV came from.
+		line += " (" + ev.Error + ")"
 	}
 	o.e.log.Info(line)
 }

@@ -194,9 +194,7 @@ func Check(ctx context.Context, opts Options) (Result, error) {
 	}
 	// The root itself was named by the user and may be reached through a
 	// symlink; everything below it is opened with O_NOFOLLOW.
-	fd, err := syscallcompat.RetryInt(func() (int, error) {
-		return unix.Open(opts.CipherDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	})
+	fd, err := syscallcompat.OpenDirPath(opts.CipherDir)
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: open %s: %w", ErrSetup, opts.CipherDir, err)
 	}

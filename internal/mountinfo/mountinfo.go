@@ -18,6 +18,8 @@ type Mount struct {
 	FSType string
 	// Source is the mount source; gocryptfs uses the absolute CIPHERDIR.
 	Source string
+	// ID is the mount's unique ID (the mnt_id of /proc/PID/fdinfo).
+	ID int
 }
 
 // Parse reads mountinfo lines ("id parent major:minor root MOUNTPOINT
@@ -33,7 +35,8 @@ func Parse(r io.Reader) ([]Mount, error) {
 		if !ok || len(pf) < 5 || len(sf) < 2 {
 			continue
 		}
-		out = append(out, Mount{MountPoint: Unescape(pf[4]), FSType: sf[0], Source: Unescape(sf[1])})
+		id, _ := strconv.Atoi(pf[0])
+		out = append(out, Mount{MountPoint: Unescape(pf[4]), FSType: sf[0], Source: Unescape(sf[1]), ID: id})
 	}
 	return out, sc.Err()
 }

@@ -15,7 +15,7 @@ broken line
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Mount{{"/", "ext4", "/dev/sda1"}, {"/mnt/with space", "fuse.gocryptfs", `/c\d`}, {"/mnt/x", "tmpfs", "tmpfs"}}
+	want := []Mount{{"/", "ext4", "/dev/sda1", 22}, {"/mnt/with space", "fuse.gocryptfs", `/c\d`, 40}, {"/mnt/x", "tmpfs", "tmpfs", 41}}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)
 	}

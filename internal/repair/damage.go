@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"gocryptfs/internal/contentenc"
+	"gocryptfs/internal/syscallcompat"
 )
 
 // HeaderState says what is left of a ciphertext file's header.
@@ -51,6 +52,42 @@ type Damage struct {
 	// Tail is the number of ciphertext bytes of an incomplete last block
 	// (1..BlockOverhead bytes, too short to hold any plaintext).
 	Tail int64
+	// DataBytes is what a salvaged copy occupies at most: the header and
+	// the blocks that are not holes.
+	DataBytes int64
+	// ext are the data extents of the file; full blocks outside them lie
+	// in a hole (read as zeros, stored nowhere) and stay holes in a
+	// salvaged copy.
+	ext []syscallcompat.Extent
+}
+
+// holeCursor tells which full blocks lie in a hole, for blocks visited in
+// ascending order (linear in blocks plus extents, however fragmented).
+type holeCursor struct {
+	d *Damage
+	i int
+}
+
+// inHole reports whether the full block at ciphertext offset off lies in
+// a hole; off must not decrease between calls.
+func (c *holeCursor) inHole(off int64, cbs int) bool {
+	ext := c.d.ext
+	for c.i < len(ext) && ext[c.i].Off+ext[c.i].Len <= off {
+		c.i++
+	}
+	end := off + int64(cbs)
+	return end <= c.d.CipherSize && (c.i == len(ext) || ext[c.i].Off >= end)
+}
+
+// skip returns the number of the first block after block b (in a hole,
+// at ciphertext offset off) that may hold data, so that a huge hole costs
+// nothing.
+func (c *holeCursor) skip(b uint64, off int64, cbs int) uint64 {
+	next := c.d.CipherSize
+	if c.i < len(c.d.ext) {
+		next = c.d.ext[c.i].Off
+	}
+	return max(b+1, b+uint64((next-off)/int64(cbs)))
 }
 
 // Clean reports whether nothing is wrong.
@@ -134,12 +171,26 @@ func Analyze(ce *contentenc.ContentEnc, f *os.File) (*Damage, error) {
 		d.Header.Version = contentenc.CurrentVersion
 		d.HeaderState = HeaderVersionDamaged
 	}
+	if d.ext, err = syscallcompat.DataExtents(int(f.Fd()), d.CipherSize); err != nil {
+		return nil, err
+	}
+	d.DataBytes = contentenc.HeaderLen
 	cbs := ce.CipherBS()
 	buf := make([]byte, cbs)
 	var plain []byte
 	var good int
+	holes := holeCursor{d: d}
 	for b := uint64(0); ; b++ {
 		off := int64(contentenc.HeaderLen) + int64(b)*int64(cbs)
+		if holes.inHole(off, cbs) {
+			// A full block in a hole: zeros, which is how a hole of the
+			// plaintext is stored. Not read (a sparse file of 2 GiB
+			// would otherwise be read as 2 GiB of zeros).
+			nb := holes.skip(b, off, cbs)
+			d.Blocks += nb - b
+			b = nb - 1
+			continue
+		}
 		n, err := f.ReadAt(buf, off)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
@@ -152,6 +203,7 @@ func Analyze(ce *contentenc.ContentEnc, f *os.File) (*Damage, error) {
 			break
 		}
 		d.Blocks++
+		d.DataBytes += int64(n)
 		isHole := n == cbs && allZero(buf)
 		plain, err = ce.DecryptBlock(plain[:0], buf[:n], b, d.Header.ID[:])
 		if err != nil {
@@ -182,43 +234,55 @@ func allZero(b []byte) bool {
 	return true
 }
 
-// writeSalvaged writes to w a ciphertext file holding every block of src
-// that authenticates, with the repaired header; bad full blocks become
-// holes (which read as zeros), a bad short last block becomes encrypted
-// zeros of its length, and an incomplete tail is dropped. The result
-// decrypts completely with the same content key.
-func writeSalvaged(ce *contentenc.ContentEnc, d *Damage, src *os.File, w io.Writer) error {
+// writeSalvaged writes to the empty file w a ciphertext file holding
+// every block of src that authenticates, with the repaired header; bad
+// full blocks become holes (which read as zeros), a bad short last block
+// becomes encrypted zeros of its length, and an incomplete tail is
+// dropped. Blocks in a hole of src and all-zero blocks stay holes. The
+// result decrypts completely with the same content key.
+func writeSalvaged(ce *contentenc.ContentEnc, d *Damage, src *os.File, w int) error {
 	if d.CipherSize == 0 {
 		return nil
 	}
-	if _, err := w.Write(d.Header.Pack()); err != nil {
+	if err := syscallcompat.PwriteFull(w, d.Header.Pack(), 0); err != nil {
 		return err
 	}
+	end := int64(contentenc.HeaderLen)
 	cbs := ce.CipherBS()
 	buf := make([]byte, cbs)
 	bad := map[uint64]bool{}
 	for _, b := range d.BadBlocks {
 		bad[b] = true
 	}
+	holes := holeCursor{d: d}
 	for b := uint64(0); b < d.Blocks; b++ {
 		off := int64(contentenc.HeaderLen) + int64(b)*int64(cbs)
+		if holes.inHole(off, cbs) {
+			nb := min(holes.skip(b, off, cbs), d.Blocks)
+			end = off + int64(nb-b)*int64(cbs)
+			b = nb - 1
+			continue
+		}
 		n, err := src.ReadAt(buf, off)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
 		out := buf[:n]
+		end = off + int64(n)
 		if bad[b] {
 			if n == cbs {
-				clear(out)
-			} else {
-				out = ce.EncryptBlock(nil, make([]byte, n-ce.BlockOverhead()), b, d.Header.ID[:])
+				continue // a hole
 			}
+			out = ce.EncryptBlock(nil, make([]byte, n-ce.BlockOverhead()), b, d.Header.ID[:])
 		}
-		if _, err := w.Write(out); err != nil {
+		if n == cbs && allZero(out) {
+			continue
+		}
+		if err := syscallcompat.PwriteFull(w, out, off); err != nil {
 			return err
 		}
 	}
-	return nil
+	return syscallcompat.Ftruncate(w, end)
 }
 
 // encryptContent returns a new ciphertext file holding plain.

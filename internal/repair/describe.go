@@ -3,7 +3,6 @@ package repair
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +11,8 @@ import (
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/fsck"
-	"gocryptfs/internal/mountinfo"
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/syscallcompat"
 )
 
 // kindNames are the -json kinds of the fsck problem kinds (FileError is
@@ -32,9 +31,10 @@ var kindNames = map[fsck.Kind]string{
 }
 
 // Describe turns an fsck problem into a "finding" event; for a file it
-// reads the ciphertext to tell the kind of damage and the byte ranges
-// affected.
-func Describe(cipherDir string, ce *contentenc.ContentEnc, p fsck.Problem) Event {
+// reads the ciphertext (below rootFd, the open CIPHERDIR, without
+// following symlinks, regular files only) to tell the kind of damage and
+// the byte ranges affected.
+func Describe(rootFd int, ce *contentenc.ContentEnc, p fsck.Problem) Event {
 	e := Event{Type: "finding", Kind: kindNames[p.Kind], Path: p.Path, CipherPath: p.CipherPath, Line: p.String()}
 	if e.Kind == "" {
 		e.Kind = fmt.Sprintf("kind-%d", int(p.Kind))
@@ -51,10 +51,17 @@ func Describe(cipherDir string, ce *contentenc.ContentEnc, p fsck.Problem) Event
 	case p.Kind == fsck.CorruptName && strings.HasPrefix(filepath.Base(p.CipherPath), nametransform.LongNamePrefix):
 		e.Kind = "long-name-file-damaged"
 	case p.Kind == fsck.FileError:
-		f, err := os.OpenFile(filepath.Join(cipherDir, p.CipherPath), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+		dir, name := split(p.CipherPath)
+		dfd, err := syscallcompat.OpenDirBeneath(rootFd, dir)
 		if err != nil {
 			break
 		}
+		fd, err := syscallcompat.OpenFileAt(dfd, name, unix.O_RDONLY)
+		syscallcompat.Close(dfd)
+		if err != nil {
+			break
+		}
+		f := os.NewFile(uintptr(fd), p.CipherPath)
 		defer f.Close()
 		if d, err := Analyze(ce, f); err == nil {
 			e.Kind = d.Kind()
@@ -62,34 +69,4 @@ func Describe(cipherDir string, ce *contentenc.ContentEnc, p fsck.Problem) Event
 		}
 	}
 	return e
-}
-
-// ErrMounted is wrapped by CheckNotMounted's error when the CIPHERDIR is
-// mounted.
-var ErrMounted = errors.New("CIPHERDIR is mounted")
-
-// CheckNotMounted fails with ErrMounted if table (the content of
-// /proc/self/mountinfo) lists a FUSE mount whose source is cipherDir, as
-// both gocryptfs implementations name their mounts after the absolute
-// CIPHERDIR. Repairing under a running mount would race with it.
-func CheckNotMounted(cipherDir string, table io.Reader) error {
-	want := []string{filepath.Clean(cipherDir)}
-	if real, err := filepath.EvalSymlinks(cipherDir); err == nil && real != want[0] {
-		want = append(want, real)
-	}
-	mounts, err := mountinfo.Parse(table)
-	if err != nil {
-		return err
-	}
-	for _, m := range mounts {
-		if m.FSType != "fuse" && !strings.HasPrefix(m.FSType, "fuse.") {
-			continue
-		}
-		for _, w := range want {
-			if filepath.Clean(m.Source) == w {
-				return fmt.Errorf("%w on %s: unmount it first", ErrMounted, m.MountPoint)
-			}
-		}
-	}
-	return nil
 }

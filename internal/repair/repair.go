@@ -10,10 +10,18 @@
 //
 // Every step is idempotent and durable before the next one starts (files
 // and directories are fsynced), and a journal
-// (gocryptfs.quarantine/<ts>.journal, one JSON record per line) records
-// the run: a rerun after a crash picks up the unfinished journal, reuses
-// its timestamp and finishes the job, so that the final state is that of
-// an uninterrupted run and no byte is lost in between.
+// (gocryptfs.quarantine/<ts>.journal, docs/format.md 14.2) records the
+// run: a rerun after a crash picks up the unfinished journal, reuses its
+// timestamp and finishes the job, so that the final state is that of an
+// uninterrupted run and no byte is lost in between.
+//
+// Nothing under CIPHERDIR is trusted, the journal included: it is
+// authenticated with a key derived from the master key and its names are
+// checked (journal.go), every file operation goes through descriptors
+// opened below CIPHERDIR without following symlinks (store.go), FIFOs and
+// device nodes are never opened, and a mounted CIPHERDIR is recognized by
+// device and inode (mounted.go). Repair is not safe for concurrent use on
+// one CIPHERDIR; a second run is refused while the first holds it open.
 //
 // Repair works in passes: check (internal/fsck), fix what was found,
 // check again, until nothing is found or nothing more can be done (a fix
@@ -24,15 +32,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -77,8 +84,8 @@ type Event struct {
 
 // Options configures Repair.
 type Options struct {
-	// CipherDir is the forward-mode ciphertext directory; it must not be
-	// mounted (see CheckNotMounted).
+	// CipherDir is the forward-mode ciphertext directory; Repair refuses
+	// it while it is mounted (CheckNotMounted).
 	CipherDir string
 	// NameTransform and ContentEnc belong to the filesystem's master key.
 	NameTransform *nametransform.NameTransform
@@ -89,12 +96,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now gives the run's timestamp; nil means time.Now.
 	Now func() time.Time
-	// AfterStep, if set, is called after each durable change with its
-	// running number (tests use it to crash at every point).
-	AfterStep func(n int)
-	// AlternativeDirIVs lists the files in a directory that may hold its
-	// lost IV (conflict copies, backups); nil means AltDirIVNames.
-	AlternativeDirIVs func(names []string) []string
+	// JournalKey authenticates the journal: JournalKeyLen bytes derived
+	// from the master key with JournalKeyInfo. Repair does not keep it
+	// beyond the call; the caller wipes it.
+	JournalKey []byte
 }
 
 // Result summarizes a repair.
@@ -110,55 +115,68 @@ type Result struct {
 const maxPasses = 64
 
 type repairer struct {
-	ctx     context.Context
-	opts    Options
-	nt      *nametransform.NameTransform
-	ce      *contentenc.ContentEnc
-	log     *slog.Logger
-	ts      string
-	journal *os.File
-	steps   int
+	ctx  context.Context
+	opts Options
+	nt   *nametransform.NameTransform
+	ce   *contentenc.ContentEnc
+	log  *slog.Logger
+	// root is CIPHERDIR, qfd gocryptfs.quarantine and tfd the run's
+	// scratch directory in it (-1 until needed).
+	root, qfd, tfd int
+	ts             string
+	// jr is the run's journal once it began.
+	jr      *journal
 	actions int
 	seen    map[string]bool
 }
 
 // Repair checks and repairs the CIPHERDIR. The error is nil when the run
-// completed (whether or not the result is clean: see Result.Final).
+// completed (whether or not the result is clean: see Result.Final). An
+// unfinished journal is resumed; a journal that does not authenticate or
+// holds names the repair cannot have written stops the run before any
+// change, with an error wrapping ErrJournal; a mounted CIPHERDIR one
+// wrapping ErrMounted.
 func Repair(ctx context.Context, opts Options) (Result, error) {
-	if opts.NameTransform == nil || opts.ContentEnc == nil || opts.CipherDir == "" {
+	if opts.NameTransform == nil || opts.ContentEnc == nil || opts.CipherDir == "" || len(opts.JournalKey) != JournalKeyLen {
 		return Result{}, errors.New("repair: incomplete options")
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.AlternativeDirIVs == nil {
-		opts.AlternativeDirIVs = AltDirIVNames
-	}
 	r := &repairer{ctx: ctx, opts: opts, nt: opts.NameTransform, ce: opts.ContentEnc,
-		log: opts.Logger, seen: map[string]bool{}}
+		log: opts.Logger, seen: map[string]bool{}, root: -1, qfd: -1, tfd: -1}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	root, err := syscallcompat.OpenDirPath(opts.CipherDir)
+	if err != nil {
+		return Result{}, fmt.Errorf("repair: open %s: %w", opts.CipherDir, err)
+	}
+	r.root = root
 	defer func() {
-		if r.journal != nil {
-			r.journal.Close()
+		for _, fd := range []int{r.tfd, r.qfd, r.root} {
+			if fd >= 0 {
+				syscallcompat.Close(fd)
+			}
 		}
 	}()
-	ts, recs, err := r.findUnfinished()
+	// Repairing under a running mount would race with it.
+	if err := CheckNotMounted(r.root, opts.CipherDir); err != nil {
+		return Result{}, fmt.Errorf("repair: %w", err)
+	}
+	ts, j, err := r.findUnfinished()
 	if err != nil {
 		return Result{}, fmt.Errorf("repair: %w", err)
 	}
 	if ts != "" {
-		r.ts = ts
 		r.log.Debug("repair: resuming unfinished run", "ts", ts)
-		if err := r.begin(); err != nil {
+		if r.qfd, err = r.openQuarantine(); err != nil {
 			return Result{}, fmt.Errorf("repair: %w", err)
 		}
-		for _, rec := range recs {
-			if rec.Op == "diriv" {
-				if err := r.moveOutEntries(rec.Dir, rec.Plain, rec.Entries); err != nil {
-					return Result{}, fmt.Errorf("repair: %w", err)
-				}
+		r.ts, r.jr = ts, j
+		for _, d := range j.Dirs {
+			if err := r.moveOutEntries(d.Dir, d.Plain, d.Entries, true); err != nil {
+				return Result{}, fmt.Errorf("repair: %w", err)
 			}
 		}
 	}
@@ -176,7 +194,7 @@ func Repair(ctx context.Context, opts Options) (Result, error) {
 		for _, p := range probs {
 			if k := strconv.Itoa(int(p.Kind)) + "\x00" + p.CipherPath + "\x00" + p.Name; !r.seen[k] {
 				r.seen[k] = true
-				r.emit(Describe(opts.CipherDir, r.ce, p))
+				r.emit(Describe(r.root, r.ce, p))
 			}
 		}
 		if final.Clean() || pass == maxPasses {
@@ -253,18 +271,12 @@ func (r *repairer) emit(e Event) {
 	}
 }
 
-// action records an action in the journal and reports it.
+// action counts and reports an action.
 func (r *repairer) action(e Event) error {
 	e.Type = "action"
 	r.actions++
 	r.emit(e)
-	return r.record(record{Op: "action", Event: &e})
-}
-
-// exists reports whether a path relative to CIPHERDIR exists (lstat).
-func (r *repairer) exists(rel string) bool {
-	_, err := os.Lstat(r.abs(rel))
-	return err == nil
+	return nil
 }
 
 // fix repairs one finding; a finding made stale by an earlier fix (its
@@ -275,8 +287,8 @@ func (r *repairer) fix(p fsck.Problem) error {
 	}
 	switch p.Kind {
 	case fsck.CorruptName:
-		dir, name := filepath.Split(p.CipherPath)
-		return r.moveOut(filepath.Clean(dir), p.Path, name)
+		dir, name := split(p.CipherPath)
+		return r.moveOut(dir, p.Path, name)
 	case fsck.DirError:
 		if p.Name == nametransform.DirIVFilename {
 			return r.fixDirIV(p.CipherPath, p.Path)
@@ -318,8 +330,8 @@ func (r *repairer) quarantineEntry(cipherRel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if base := filepath.Base(cipherRel); !r.nt.PlaintextNames() && nametransform.IsLongContent(base) {
-		nf := filepath.Join(filepath.Dir(cipherRel), nametransform.LongNameFilename(base))
+	if dir, base := split(cipherRel); !r.nt.PlaintextNames() && nametransform.IsLongContent(base) {
+		nf := join(dir, nametransform.LongNameFilename(base))
 		if r.exists(nf) {
 			if _, err := r.quarantine(nf); err != nil {
 				return "", err
@@ -332,22 +344,23 @@ func (r *repairer) quarantineEntry(cipherRel string) (string, error) {
 // moveOut handles an entry of cipherDir whose name cannot be decrypted
 // (plainDir is its directory's plaintext path): what it holds is saved to
 // lost+found/<ts>/<plainDir>/<ciphertext name>, then it is quarantined.
+// FIFOs, sockets and device nodes are only quarantined (moved, never
+// opened) and reported.
 func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
-	cipherRel := filepath.Join(cipherDir, name)
-	if cipherDir == "." {
-		cipherRel = name
+	if !validComponent(name) {
+		return fmt.Errorf("bad name %q: %w", name, syscall.EINVAL)
 	}
-	st, err := os.Lstat(r.abs(cipherRel))
-	if errors.Is(err, fs.ErrNotExist) {
+	cipherRel := join(cipherDir, name)
+	var st unix.Stat_t
+	if err := r.lstat(cipherRel, &st); errors.Is(err, syscall.ENOENT) {
 		return nil
-	}
-	if err != nil {
+	} else if err != nil {
 		return err
 	}
 	plainRel := join(plainDir, name)
 	ev := Event{Path: plainDir, CipherPath: cipherRel}
-	switch mode := st.Mode(); {
-	case mode.IsRegular():
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
 		dst, ranges, err := r.salvageFile(cipherRel, plainRel)
 		if err != nil {
 			return err
@@ -355,8 +368,8 @@ func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
 		if dst != "" {
 			ev.SalvagedTo, ev.Ranges = r.lfShown(plainRel), ranges
 		}
-	case mode&fs.ModeSymlink != 0:
-		target, err := os.Readlink(r.abs(cipherRel))
+	case unix.S_IFLNK:
+		target, err := r.readlink(cipherRel)
 		if err != nil {
 			return err
 		}
@@ -366,13 +379,15 @@ func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
 			}
 			ev.SalvagedTo = r.lfShown(plainRel)
 		}
-	default:
+	case unix.S_IFDIR:
 		// A directory keeps its own IV and names: the whole subtree is
-		// copied as it is. Fifos and sockets are recreated.
+		// copied as it is.
 		if err := r.salvageCopy(cipherRel, plainRel); err != nil {
 			return err
 		}
 		ev.SalvagedTo = r.lfShown(plainRel)
+	default:
+		ev.Error = specialNote(st.Mode)
 	}
 	q, err := r.quarantineEntry(cipherRel)
 	if err != nil {
@@ -386,27 +401,39 @@ func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
 	return r.action(ev)
 }
 
+// readlink reads the symlink rel.
+func (r *repairer) readlink(rel string) (string, error) {
+	dfd, name, err := r.openParent(rel)
+	if err != nil {
+		return "", err
+	}
+	defer syscallcompat.Close(dfd)
+	return syscallcompat.Readlinkat(dfd, name)
+}
+
 // salvageCopy copies the ciphertext entry verbatim to lost+found.
 func (r *repairer) salvageCopy(cipherRel, plainRel string) error {
 	dst, err := r.lfPath(plainRel)
 	if err != nil {
 		return err
 	}
-	return r.salvageTree(r.abs(cipherRel), r.abs(dst))
+	return r.salvageTree(cipherRel, dst)
 }
 
 // salvageFile writes what can be decrypted of the file at cipherRel to
 // lost+found/<ts>/<plainRel> (plus <plainRel>.lost-ranges.txt when bytes
 // are lost). It returns the ciphertext path of the copy ("" if nothing
-// could be saved) and the lost ranges.
+// could be saved) and the lost ranges. Holes stay holes, and the free
+// space is checked before anything is written.
 func (r *repairer) salvageFile(cipherRel, plainRel string) (string, []Range, error) {
-	f, err := os.OpenFile(r.abs(cipherRel), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	fd, err := r.openFile(cipherRel, unix.O_RDONLY)
 	if err != nil {
 		return "", nil, err
 	}
+	f := os.NewFile(uintptr(fd), cipherRel)
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(fd, &st); err != nil {
 		return "", nil, err
 	}
 	d, err := Analyze(r.ce, f)
@@ -416,6 +443,9 @@ func (r *repairer) salvageFile(cipherRel, plainRel string) (string, []Range, err
 	ranges := d.LostRanges(r.ce)
 	if !d.Salvageable() {
 		return "", ranges, nil
+	}
+	if err := checkSpace(r.root, d.DataBytes); err != nil {
+		return "", nil, fmt.Errorf("salvage %s: %w", cipherRel, err)
 	}
 	dst, err := r.lfPath(plainRel)
 	if err != nil {
@@ -432,13 +462,13 @@ func (r *repairer) salvageFile(cipherRel, plainRel string) (string, []Range, err
 			return "", nil, err
 		}
 		ct := encryptContent(r.ce, []byte(b.String()))
-		if err := r.placeFile(r.abs(rdst), 0o600, func(w *os.File) error { _, err := w.Write(ct); return err }); err != nil {
+		if err := r.placeFile(rdst, 0o600, writeBytes(ct)); err != nil {
 			return "", nil, err
 		}
 	}
 	// The data last: placing it can end the finding (a damaged copy in
 	// lost+found repaired in place), so the ranges must exist by then.
-	if err := r.placeFile(r.abs(dst), st.Mode().Perm(), func(w *os.File) error {
+	if err := r.placeFile(dst, st.Mode&0o7777, func(w int) error {
 		return writeSalvaged(r.ce, d, f, w)
 	}); err != nil {
 		return "", nil, err
@@ -448,10 +478,11 @@ func (r *repairer) salvageFile(cipherRel, plainRel string) (string, []Range, err
 
 // fixFile repairs a regular file whose contents do not decrypt.
 func (r *repairer) fixFile(p fsck.Problem) error {
-	f, err := os.OpenFile(r.abs(p.CipherPath), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	fd, err := r.openFile(p.CipherPath, unix.O_RDONLY)
 	if err != nil {
 		return err
 	}
+	f := os.NewFile(uintptr(fd), p.CipherPath)
 	d, err := Analyze(r.ce, f)
 	f.Close()
 	if err != nil {
@@ -465,7 +496,7 @@ func (r *repairer) fixFile(p fsck.Problem) error {
 		if err != nil {
 			return err
 		}
-		if err := rewriteHeader(r.abs(p.CipherPath), d.Header); err != nil {
+		if err := r.rewriteHeader(p.CipherPath, d.Header); err != nil {
 			return err
 		}
 		r.step()
@@ -494,16 +525,16 @@ func (r *repairer) fixFile(p fsck.Problem) error {
 }
 
 // rewriteHeader writes a repaired header over the first 18 bytes.
-func rewriteHeader(path string, h contentenc.FileHeader) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|unix.O_NOFOLLOW, 0)
+func (r *repairer) rewriteHeader(rel string, h contentenc.FileHeader) error {
+	fd, err := r.openFile(rel, unix.O_WRONLY)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteAt(h.Pack(), 0)
+	err = syscallcompat.PwriteFull(fd, h.Pack(), 0)
 	if err == nil {
-		err = f.Sync()
+		err = fsyncFd(fd)
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := syscallcompat.Close(fd); err == nil {
 		err = cerr
 	}
 	return err
@@ -512,11 +543,31 @@ func rewriteHeader(path string, h contentenc.FileHeader) error {
 // fixXattr saves an undecryptable extended attribute's stored value to
 // the quarantine (<cipher path>.xattr.<stored name>) and removes it.
 func (r *repairer) fixXattr(p fsck.Problem) error {
-	fd, err := syscallcompat.Openat(unix.AT_FDCWD, r.abs(p.CipherPath), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	var fd int
+	var err error
+	if p.CipherPath == "" {
+		fd, err = syscallcompat.OpenDirAt(r.root, ".")
+	} else {
+		dfd, name, err2 := r.openParent(p.CipherPath)
+		if err2 != nil {
+			return err2
+		}
+		// An O_PATH handle: nothing is opened for I/O (no FIFO open, no
+		// device driver), and the xattr calls act on exactly this inode.
+		fd, err = syscallcompat.OpenPathAt(dfd, name)
+		syscallcompat.Close(dfd)
+	}
 	if err != nil {
 		return err
 	}
 	defer syscallcompat.Close(fd)
+	var st unix.Stat_t
+	if err := syscallcompat.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
+		return nil // swapped for something else since the check
+	}
 	stored := p.Name
 	if p.Kind == fsck.XattrValueError {
 		// p.Name is the decrypted name; find the stored one.
@@ -536,72 +587,60 @@ func (r *repairer) fixXattr(p fsck.Problem) error {
 	if err := r.begin(); err != nil {
 		return err
 	}
-	qRel := filepath.Join(nametransform.QuarantineDirName, r.ts, p.CipherPath+".xattr."+stored)
-	if err := mkdirAll(filepath.Dir(r.abs(qRel))); err != nil {
+	dir, base := split(p.CipherPath)
+	qDir := join(nametransform.QuarantineDirName+"/"+r.ts, dir)
+	qName := base + ".xattr." + stored
+	if p.CipherPath == "" {
+		qName = ".xattr." + stored
+	}
+	if !validComponent(qName) {
+		qName = tmpName(qName) + ".xattr"
+	}
+	qfd, err := r.mkdirAll(qDir)
+	if err != nil {
 		return err
 	}
-	if err := r.placeFile(r.abs(qRel), 0o400, func(f *os.File) error { _, err := f.Write(val); return err }); err != nil {
+	defer syscallcompat.Close(qfd)
+	if err := r.placeFileAt(qfd, qName, join(qDir, qName), 0o400, writeBytes(val)); err != nil {
 		return err
 	}
 	if err := syscallcompat.Fremovexattr(fd, stored); err != nil {
 		return err
 	}
 	r.step()
-	return r.action(Event{Action: "xattr-removed", Path: p.Path, CipherPath: p.CipherPath, QuarantinedTo: qRel})
-}
-
-// AltDirIVNames returns the names (of a directory listing) that may hold
-// a copy of the directory's IV: files called gocryptfs.<something>.diriv,
-// as left by sync tools' conflict copies or by backups. It is a simple
-// rule on purpose, to be replaced by the sync code's own recognition.
-func AltDirIVNames(names []string) []string {
-	var out []string
-	for _, n := range names {
-		if n != nametransform.DirIVFilename && strings.HasPrefix(n, "gocryptfs.") && strings.HasSuffix(n, ".diriv") {
-			out = append(out, n)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// listNames returns the sorted entry names of a ciphertext directory.
-func (r *repairer) listNames(cipherDir string) ([]string, error) {
-	ents, err := os.ReadDir(r.abs(cipherDir))
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(ents))
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names, nil
+	return r.action(Event{Action: "xattr-removed", Path: p.Path, CipherPath: p.CipherPath, QuarantinedTo: join(qDir, qName)})
 }
 
 // fixDirIV repairs a directory whose gocryptfs.diriv is missing or
-// invalid: with an alternative IV that decrypts its names, that IV is
+// invalid: with an alternative IV (a sync tool's conflict copy of it, as
+// nametransform recognizes them) that decrypts its names, that IV is
 // restored and nothing moves; otherwise a new IV is written and every
 // entry named under the lost one goes to lost+found.
 func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
 	if _, err := r.dirIV(cipherDir); err == nil {
 		return nil // repaired meanwhile (e.g. created by this run)
 	}
-	names, err := r.listNames(cipherDir)
+	dfd, err := r.openDir(cipherDir)
 	if err != nil {
 		return err
 	}
+	defer syscallcompat.Close(dfd)
+	ents, err := syscallcompat.Getdents(dfd)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		names = append(names, e.Name)
+	}
+	slices.Sort(names)
 	isRoot := cipherDir == ""
 	var entries []string
 	for _, n := range names {
-		if k := r.nt.Classify(n, isRoot); !k.Hidden() && k != nametransform.KindDot {
+		if k := r.nt.Classify(n, isRoot); !k.Hidden() && k != nametransform.KindDot && !reservedName(n) {
 			entries = append(entries, n)
 		}
 	}
-	dfd, err := unix.Open(r.abs(cipherDir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dfd)
 	if iv, alt := r.bestAltIV(dfd, names, entries); iv != nil {
 		if err := r.replaceDirIV(cipherDir, iv); err != nil {
 			return err
@@ -612,7 +651,7 @@ func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
 	// The intent goes to the journal before the new IV exists: after a
 	// crash, a rerun must still know which names were encrypted under the
 	// lost IV (with the new one, a few might decrypt to garbage).
-	if err := r.record(record{Op: "diriv", Dir: cipherDir, Plain: plainDir, Entries: entries}); err != nil {
+	if err := r.recordDir(dirIntent{Dir: cipherDir, Plain: plainDir, Entries: entries}); err != nil {
 		return err
 	}
 	if err := r.replaceDirIV(cipherDir, nil); err != nil {
@@ -621,16 +660,32 @@ func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
 	if err := r.action(Event{Action: "diriv-recreated", Path: plainDir, CipherPath: join(cipherDir, nametransform.DirIVFilename)}); err != nil {
 		return err
 	}
-	return r.moveOutEntries(cipherDir, plainDir, entries)
+	return r.moveOutEntries(cipherDir, plainDir, entries, false)
 }
 
 // moveOutEntries moves the listed entries of a directory whose IV was
-// replaced out to lost+found (those still there).
-func (r *repairer) moveOutEntries(cipherDir, plainDir string, entries []string) error {
-	if _, err := r.dirIV(cipherDir); err != nil {
+// replaced out to lost+found (those still there). resumed says the list
+// comes from the journal of an interrupted run: an entry whose name is a
+// valid UTF-8 name under the directory's current IV then stays (a name
+// created under the new IV since, should an old journal be put back).
+func (r *repairer) moveOutEntries(cipherDir, plainDir string, entries []string, resumed bool) error {
+	iv, err := r.dirIV(cipherDir)
+	if err != nil {
 		return nil // the IV is not written yet: the next check handles it
 	}
+	var dfd int = -1
+	if resumed {
+		if dfd, err = r.openDir(cipherDir); err != nil {
+			return nil
+		}
+		defer syscallcompat.Close(dfd)
+	}
 	for _, n := range entries {
+		if resumed {
+			if plain, err := r.nt.DecryptNameAt(dfd, n, iv); err == nil && utf8.ValidString(plain) {
+				continue
+			}
+		}
 		if err := r.moveOut(cipherDir, plainDir, n); err != nil {
 			return err
 		}
@@ -645,42 +700,22 @@ func (r *repairer) bestAltIV(dfd int, names, entries []string) ([]byte, string) 
 	var best []byte
 	var bestName string
 	bestN := 0
-	for _, alt := range r.opts.AlternativeDirIVs(names) {
-		data, err := readSmall(dfd, alt)
-		if err != nil || len(data) != nametransform.DirIVLen || allZero(data) {
+	for _, name := range names {
+		alts, _ := r.nt.ReadAltIVsAt(dfd, []string{name})
+		if len(alts) != 1 {
 			continue
 		}
 		n := 0
 		for _, e := range entries {
-			if _, err := r.nt.DecryptNameAt(dfd, e, data); err == nil {
+			if _, err := r.nt.DecryptNameAt(dfd, e, alts[0].IV); err == nil {
 				n++
 			}
 		}
 		if n > bestN || best == nil && len(entries) == 0 {
-			best, bestName, bestN = data, alt, n
+			best, bestName, bestN = alts[0].IV, name, n
 		}
 	}
 	return best, bestName
-}
-
-// readSmall reads a small regular file in dfd without following symlinks.
-func readSmall(dfd int, name string) ([]byte, error) {
-	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() > 4096 {
-		return nil, fmt.Errorf("%s: not a small regular file", name)
-	}
-	buf := make([]byte, st.Size())
-	n, err := f.ReadAt(buf, 0)
-	if n == len(buf) {
-		err = nil
-	}
-	return buf[:n], err
 }
 
 // replaceDirIV quarantines an invalid gocryptfs.diriv, if any, and writes
@@ -695,12 +730,5 @@ func (r *repairer) replaceDirIV(cipherDir string, iv []byte) error {
 	if iv == nil {
 		iv = newDirIV()
 	}
-	return r.placeNewFile(r.abs(rel), 0o444, iv)
-}
-
-func join(dir, name string) string {
-	if dir == "" {
-		return name
-	}
-	return dir + "/" + name
+	return r.placeNewFile(rel, 0o444, iv)
 }

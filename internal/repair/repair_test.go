@@ -3,7 +3,6 @@ package repair_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,6 +19,9 @@ import (
 	"gocryptfs/internal/testutil"
 	"gocryptfs/internal/testutil/coretest"
 )
+
+// testJournalKey stands in for the key derived from the master key.
+var testJournalKey = bytes.Repeat([]byte{0x4a}, repair.JournalKeyLen)
 
 // ts is the timestamp of every test run (Options.Now is fixed).
 const ts = "20260102T030405Z"
@@ -91,7 +93,8 @@ func (tr *tree) snapshot() map[string][]byte {
 func (tr *tree) opts() repair.Options {
 	return repair.Options{
 		CipherDir: tr.dir, NameTransform: tr.core.NT, ContentEnc: tr.core.CE,
-		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+		JournalKey: testJournalKey,
+		Now:        func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
 	}
 }
 
@@ -433,27 +436,6 @@ func TestBadSymlinkTarget(t *testing.T) {
 	evs := tr.repair(before, keep...)
 	if !hasEvent(evs, "finding", "undecryptable-symlink", "") || !hasEvent(evs, "action", "", "quarantined") {
 		t.Errorf("events: %+v", evs)
-	}
-}
-
-func TestCheckNotMounted(t *testing.T) {
-	mi := `36 35 98:0 /mnt1 /mnt1 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
-100 30 0:50 / /tmp/my\040mnt rw,nosuid,nodev,relatime shared:1 - fuse.gocryptfs /srv/my\040cipher rw,user_id=0,group_id=0
-`
-	if err := repair.CheckNotMounted("/srv/my cipher", strings.NewReader(mi)); !errors.Is(err, repair.ErrMounted) || !strings.Contains(err.Error(), "/tmp/my mnt") {
-		t.Errorf("mounted dir not detected: %v", err)
-	}
-	for _, d := range []string{"/srv/other", "/dev/root", "/srv/my"} {
-		if err := repair.CheckNotMounted(d, strings.NewReader(mi)); err != nil {
-			t.Errorf("%s: %v", d, err)
-		}
-	}
-}
-
-func TestAltDirIVNames(t *testing.T) {
-	got := repair.AltDirIVNames([]string{"gocryptfs.diriv", "x.diriv", "gocryptfs.sync-conflict-1.diriv", "gocryptfs.conf", "gocryptfs.a.diriv"})
-	if strings.Join(got, ",") != "gocryptfs.a.diriv,gocryptfs.sync-conflict-1.diriv" {
-		t.Errorf("got %v", got)
 	}
 }
 

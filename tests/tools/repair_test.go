@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -104,8 +105,51 @@ func masterkeyArgs(t *testing.T) []string {
 
 func runRepair(t *testing.T, dir string, env []string, extra ...string) testutil.Result {
 	t.Helper()
+	return runRepairWith(t, gocryptfsBin, dir, env, extra...)
+}
+
+func runRepairWith(t *testing.T, bin, dir string, env []string, extra ...string) testutil.Result {
+	t.Helper()
 	args := append(append([]string{"-fsck", "-repair", "-q"}, masterkeyArgs(t)...), extra...)
-	return testutil.Run(t, testutil.RunOptions{Env: env}, gocryptfsBin, append(args, dir)...)
+	return testutil.Run(t, testutil.RunOptions{Env: env}, bin, append(args, dir)...)
+}
+
+// repairKillEnv is read by binaries built with the tag repairtesthook
+// (internal/repair/step_testhook.go): set to N, -repair kills itself
+// after its N-th durable change. Release builds have no such hook.
+const repairKillEnv = "GOCRYPTFS_TEST_REPAIR_KILL_AFTER"
+
+var hookBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// hookedBinary builds (once) gocryptfs with the tag repairtesthook, next
+// to the binary under test, and returns its path.
+func hookedBinary(t *testing.T) string {
+	t.Helper()
+	hookBin.once.Do(func() {
+		root, err := testutil.ProjectRoot()
+		if err != nil {
+			hookBin.err = err
+			return
+		}
+		tags := "repairtesthook"
+		if bt := testutil.BuildTags(); bt != "" {
+			tags += "," + bt
+		}
+		hookBin.path = filepath.Join(filepath.Dir(gocryptfsBin), "gocryptfs-repairtesthook")
+		cmd := exec.Command("go", "build", "-tags", tags, "-o", hookBin.path, ".")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			hookBin.err = fmt.Errorf("go build -tags %s: %w\n%s", tags, err, out)
+		}
+	})
+	if hookBin.err != nil {
+		t.Fatal(hookBin.err)
+	}
+	return hookBin.path
 }
 
 // copyDir copies a CIPHERDIR (files, dirs, symlinks).
@@ -316,10 +360,11 @@ func TestRepairCrash(t *testing.T) {
 		}
 		noLoss(t, orig, d)
 	}
+	hooked := hookedBinary(t)
 	n := 1
 	for ; n < 1000; n++ {
 		d := copyDir(t, base)
-		r := runRepair(t, d, []string{"GOCRYPTFS_TEST_REPAIR_KILL_AFTER=" + fmt.Sprint(n)})
+		r := runRepairWith(t, hooked, d, []string{repairKillEnv + "=" + fmt.Sprint(n)})
 		if r.Code == 0 {
 			break // fewer than n steps: the whole run is covered
 		}
@@ -408,5 +453,126 @@ func TestRepairReferenceMounts(t *testing.T) {
 			t.Errorf("%s: lost ranges file reads %q", bin, got["lost+found/TS/big.bin.lost-ranges.txt"])
 		}
 		testutil.UnmountDir(t, mnt)
+	}
+}
+
+// TestRepairRefusesMountedOtherPath: the mount check goes by device and
+// inode, not by the path string: a CIPHERDIR mounted under one path
+// (through a symlink, a bind mount, a relative path, or with -fsname
+// hiding the source) is refused under any other path, and nothing
+// changes. Both implementations' mounts are recognized; -fsname only for
+// ours (its daemon holds CIPHERDIR open; the reference's leaves no trace
+// the kernel would show, see repair.CheckNotMounted).
+func TestRepairRefusesMountedOtherPath(t *testing.T) {
+	type way struct {
+		name string
+		// paths returns the path to mount and the path to repair (and
+		// the directory to run the repair in).
+		paths func(t *testing.T, dir string) (mount, repair, cwd string)
+		args  []string
+		ours  bool
+	}
+	link := func(t *testing.T, dir string) string {
+		l := filepath.Join(t.TempDir(), "link")
+		if err := os.Symlink(dir, l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	bind := func(t *testing.T, dir string) string {
+		b := filepath.Join(t.TempDir(), "bind")
+		if err := os.Mkdir(b, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mount(dir, b, "", syscall.MS_BIND, ""); err != nil {
+			if os.Geteuid() != 0 {
+				t.Skipf("bind mount needs root: %v", err)
+			}
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Unmount(b, syscall.MNT_DETACH) })
+		return b
+	}
+	ways := []way{
+		{name: "mounted-through-symlink", paths: func(t *testing.T, dir string) (string, string, string) { return link(t, dir), dir, "" }},
+		{name: "repaired-through-symlink", paths: func(t *testing.T, dir string) (string, string, string) { return dir, link(t, dir), "" }},
+		{name: "repaired-through-bind-mount", paths: func(t *testing.T, dir string) (string, string, string) { return dir, bind(t, dir), "" }},
+		{name: "mounted-through-bind-mount", paths: func(t *testing.T, dir string) (string, string, string) { return bind(t, dir), dir, "" }},
+		{name: "repaired-by-relative-path", paths: func(t *testing.T, dir string) (string, string, string) {
+			return dir, filepath.Base(dir), filepath.Dir(dir)
+		}},
+		{name: "fsname", args: []string{"-fsname", "not-a-path"}, ours: true,
+			paths: func(t *testing.T, dir string) (string, string, string) { return dir, dir, "" }},
+	}
+	for name, bin := range map[string]string{"ours": gocryptfsBin, "reference": testutil.ReferenceBin} {
+		for _, w := range ways {
+			if w.ours && name != "ours" {
+				continue
+			}
+			t.Run(name+"/"+w.name, func(t *testing.T) {
+				if _, err := os.Stat(bin); err != nil {
+					t.Skipf("reference binary: %v", err)
+				}
+				dir, _ := faultyTree(t)
+				mnt, rep, cwd := w.paths(t, dir)
+				testutil.MountFS(t, bin, mnt, append([]string{"-q", "-extpass", "echo " + testutil.Password}, w.args...)...)
+				sum := testutil.TreeSum(t, dir)
+				args := append(append([]string{"-fsck", "-repair", "-q"}, masterkeyArgs(t)...), rep)
+				r := testutil.Run(t, testutil.RunOptions{Dir: cwd}, gocryptfsBin, args...)
+				testutil.Expect(t, r, 11, "is mounted")
+				if testutil.TreeSum(t, dir) != sum {
+					t.Error("refused repair changed the tree")
+				}
+			})
+		}
+	}
+}
+
+// TestRepairHookNotShipped: the release binary has no way to be killed
+// mid-repair by the environment; only builds with the tag repairtesthook
+// (TestRepairCrash builds one) do.
+func TestRepairHookNotShipped(t *testing.T) {
+	b, err := os.ReadFile(gocryptfsBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(repairKillEnv)) {
+		t.Errorf("%s contains %s", gocryptfsBin, repairKillEnv)
+	}
+	dir, _ := faultyTree(t)
+	testutil.Expect(t, runRepair(t, dir, []string{repairKillEnv + "=1"}), 0)
+}
+
+// TestRepairRefusesPlantedJournal: through the binary, a journal planted
+// in gocryptfs.quarantine by whoever holds the storage (naming a victim's
+// ~/.ssh through ".." and through a symlink) is refused with exit 11 and
+// a message naming it; nothing inside or outside CIPHERDIR changes.
+func TestRepairRefusesPlantedJournal(t *testing.T) {
+	dir, _ := faultyTree(t)
+	home := filepath.Join(t.TempDir(), "home")
+	ssh := filepath.Join(home, ".ssh")
+	if err := os.MkdirAll(ssh, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ssh, "id_ed25519"), []byte("PRIVATE KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ssh, filepath.Join(dir, "lnk")); err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(dir, ssh)
+	q := filepath.Join(dir, nametransform.QuarantineDirName)
+	if err := os.Mkdir(q, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The journal format of the code before the fix, which acted on it.
+	j := `{"op":"begin"}` + "\n" + `{"op":"diriv","dir":"","plain":"","entries":["` + rel + `/id_ed25519","lnk/id_ed25519"]}` + "\n"
+	if err := os.WriteFile(filepath.Join(q, "20250101T000000Z.journal"), []byte(j), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum, homeSum := testutil.TreeSum(t, dir), testutil.TreeSum(t, home)
+	testutil.Expect(t, runRepair(t, dir, nil), 11, "20250101T000000Z.journal", "journal refused")
+	if testutil.TreeSum(t, dir) != sum || testutil.TreeSum(t, home) != homeSum {
+		t.Error("a refused journal changed something")
 	}
 }

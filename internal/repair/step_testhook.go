@@ -1,0 +1,26 @@
+//go:build repairtesthook
+
+package repair
+
+import (
+	"os"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+)
+
+// testKillEnv names the environment variable of test builds (tag
+// repairtesthook, never in a release): set to N, the process kills itself
+// with SIGKILL after the N-th durable change of a repair, so that tests
+// can interrupt it at every point.
+const testKillEnv = "GOCRYPTFS_TEST_REPAIR_KILL_AFTER"
+
+// steps counts the durable changes of this process.
+var steps atomic.Int64
+
+func (r *repairer) step() {
+	n, err := strconv.ParseInt(os.Getenv(testKillEnv), 10, 64)
+	if steps.Add(1) == n && err == nil {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+}
