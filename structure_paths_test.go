@@ -52,6 +52,13 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 		"internal/fusefrontend/fullfs.go": {
 			"os.ReadFile": "/proc/sys/vm dirty-page limits (the low-space headroom)",
 		},
+		"internal/repair/mounted.go": {
+			"filepath.EvalSymlinks": "the user-given CIPHERDIR itself, to match mount sources by name as well as by device and inode",
+			"os.ReadDir":            "/proc and /proc/<pid>/fd (who holds CIPHERDIR open)",
+			"unix.Stat":             "/proc/<pid>/fd/<n> links and the sources of FUSE mounts in the mount table (stat only, capped at 2 s), compared by device and inode",
+			"os.ReadFile":           "/proc/<pid>/fdinfo/<n> and /proc/<pid>/comm",
+			"os.Open":               "/proc/<pid>/mountinfo",
+		},
 		"internal/configfile/write.go": {
 			"unix.Open": "the config's directory (CIPHERDIR itself or the -config file's directory), O_PATH; the temp file and the rename are relative to it with O_NOFOLLOW",
 		},
@@ -61,9 +68,6 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 		},
 		"internal/exclude/exclude.go": {
 			"os.ReadFile": "the -exclude-from file the user gave (reverse mode)",
-		},
-		"internal/fsck/fsck.go": {
-			"unix.Open": "the user-given CIPHERDIR itself; below it fsck walks by dirfd with O_NOFOLLOW",
 		},
 		"internal/fusefrontend/root.go": {
 			"unix.Open": "the user-given CIPHERDIR itself; below it every call is dirfd-relative",

@@ -60,6 +60,7 @@ fuzz=(
 	"FuzzConflictName ./internal/conflictname/"
 	"FuzzKeySlots ./internal/configfile/"
 	"FuzzParse ./internal/configfile/"
+	"FuzzJournal ./internal/repair/"
 )
 for f in "${fuzz[@]}"; do
 	read -r name pkg <<<"$f"
