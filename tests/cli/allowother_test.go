@@ -60,3 +60,58 @@ func TestAllowOtherSetgid(t *testing.T) {
 		})
 	}
 }
+
+// Users of the multi-user tests (they need not exist in /etc/passwd).
+const (
+	userA = 10000
+	userB = 10001
+)
+
+// TestAllowOtherCreateExistingAsCaller (issue 19, finding 2): a CREATE
+// whose exclusive creation meets an entry that appeared after the
+// kernel's lookup must open it with the caller's rights. Two mounts of one
+// CIPHERDIR under -allow_other (with and without -sharedstorage): user B
+// keeps creating and removing a private 0600 file through the second
+// mount, user A opens the same name with O_CREAT (O_RDWR, and
+// O_WRONLY|O_TRUNC) through the first one a fixed number of times. A must
+// never get a handle to B's file; the refused attempts (EACCES) show that
+// the race was run into.
+func TestAllowOtherCreateExistingAsCaller(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	for _, extra := range [][]string{nil, {"-sharedstorage"}} {
+		t.Run(filepath.Join(append([]string{"flags"}, extra...)...), func(t *testing.T) {
+			dir := initFS(t)
+			args := append([]string{"-extpass", "echo test", "-allow_other"}, extra...)
+			mntA := mountFS(t, dir, args...)
+			mntB := mountFS(t, dir, args...)
+			openForUsers(t, mntA)
+			openForUsers(t, mntB)
+			mkdirFor(t, filepath.Join(mntA, "shared"), 0)
+			stop := filepath.Join(t.TempDir(), "stop")
+			os.Chmod(filepath.Dir(stop), 0o755)
+			victim := startUserJob(t, userB, userJob{Kind: "churn", Path: filepath.Join(mntB, "shared/x"), StopFile: stop})
+			var results []userResult
+			for _, flags := range []int{syscall.O_RDWR, syscall.O_WRONLY | syscall.O_TRUNC} {
+				a := startUserJob(t, userA, userJob{Kind: "steal", Path: filepath.Join(mntA, "shared/x"), Flags: flags, Count: 3000})
+				results = append(results, a.wait(t))
+			}
+			must(t, os.WriteFile(stop, nil, 0o644))
+			victim.wait(t)
+			for i, r := range results {
+				what := []string{"O_RDWR|O_CREAT", "O_WRONLY|O_CREAT|O_TRUNC"}[i]
+				t.Logf("%s: %d handles to B's file, %d refused, %d own files", what, r.Foreign, r.EACCES, r.Own)
+				if r.Foreign != 0 {
+					t.Errorf("%s: user A got %d handles to user B's private file", what, r.Foreign)
+				}
+				if r.Foreign+r.EACCES == 0 {
+					t.Errorf("%s: the race was never run into in 3000 tries", what)
+				}
+				if len(r.Errors) > 0 {
+					t.Errorf("%s: %q", what, r.Errors)
+				}
+			}
+		})
+	}
+}
