@@ -292,6 +292,9 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 	var undo func()
 	var openErr error
 	err = rn.asCaller(ctx, func() error {
+		if err := rn.inject("create-as-caller"); err != nil {
+			return err
+		}
 		var err error
 		if undo, err = rn.writeLongName(e); err != nil {
 			return err
