@@ -352,7 +352,12 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	rn.touchAltIVs(e.dirfd)
-	ch := n.newChild(ctx, st)
+	var ch *fs.Inode
+	if existed {
+		ch = n.newChild(ctx, st)
+	} else {
+		ch = n.newFreshChild(ctx, st)
+	}
 	if cn, ok := ch.Operations().(*Node); ok && rn.args.Writeback {
 		// The stat just taken saves the first write its own (wbmtime.go).
 		cn.mtime().seed(st.Mtim)

@@ -126,9 +126,20 @@ func (rn *RootNode) symlinkSize(dirfd int, cName string, stored uint64) uint64 {
 	return uint64(len(plain))
 }
 
-// newChild creates (or finds) the go-fuse inode for a backing entry.
+// newChild creates (or finds) the go-fuse inode for an existing backing
+// entry.
 func (n *Node) newChild(ctx context.Context, st *unix.Stat_t) *fs.Inode {
-	id := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: n.rn.shownIno(st), Gen: 1}
+	ino := n.rn.shownIno(st)
+	id := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: ino, Gen: n.rn.gens.current(ino)}
+	return n.NewInode(ctx, &Node{rn: n.rn}, id)
+}
+
+// newFreshChild is newChild for an entry the mount just created with a
+// new inode, whose inode number the kernel may still know from a removed
+// entry (see genTable).
+func (n *Node) newFreshChild(ctx context.Context, st *unix.Stat_t) *fs.Inode {
+	ino := n.rn.shownIno(st)
+	id := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: ino, Gen: n.rn.gens.fresh(ino)}
 	return n.NewInode(ctx, &Node{rn: n.rn}, id)
 }
 

@@ -114,6 +114,7 @@ type RootNode struct {
 	umask   uint32
 	asRoot  bool
 	daemon  daemonCred // the daemon's identity, for asCaller
+	gens    genTable   // FUSE generations other than 1 (gen.go)
 	// flush: FLUSH requests are answered, not refused with ENOSYS
 	// (flush.go).
 	flush    bool

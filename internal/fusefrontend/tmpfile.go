@@ -130,7 +130,8 @@ func (n *Node) tmpfile(ctx context.Context, flags int, mode uint32, out *fuse.En
 	u := &unnamed{}
 	u.add(f)
 	f.unnamed = u
-	id := fs.StableAttr{Mode: syscall.S_IFREG, Ino: rn.shownIno(st), Gen: 1}
+	ino := rn.shownIno(st)
+	id := fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino, Gen: rn.gens.fresh(ino)}
 	child := &Node{rn: rn}
 	child.st.Store(&fileState{unnamed: u})
 	return n.NewInode(ctx, child, id), f, nil
