@@ -411,7 +411,7 @@ func (n *Node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
 	}
 	rn.dirCache.invalidate(joinPath(dir, name))
 	if err == nil {
-		rn.gens.removed(n.GetChild(name))
+		rn.reuse.removed(n.GetChild(name))
 	}
 	return n.toErrno("Rmdir", err)
 }
@@ -557,7 +557,7 @@ func (n *Node) Unlink(ctx context.Context, name string) (errno syscall.Errno) {
 		return n.toErrno("Unlink", err)
 	}
 	// Before go-fuse drops the child: its inode number may come back.
-	rn.gens.removed(n.GetChild(name))
+	rn.reuse.removed(n.GetChild(name))
 	rn.deleteLongName(e)
 	return 0
 }
@@ -592,7 +592,7 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	err := n.rename(name, newParent, newName, flags)
 	if err == nil && victim != nil && victim != n.GetChild(name) {
 		// Replaced: its inode number may come back.
-		rn.gens.removed(victim)
+		rn.reuse.removed(victim)
 	}
 	if np := nodeOf(newParent); np != nil {
 		rn.dirCache.invalidate(joinPath(n.relPath(), name), joinPath(np.relPath(), newName))

@@ -114,7 +114,7 @@ type RootNode struct {
 	umask   uint32
 	asRoot  bool
 	daemon  daemonCred // the daemon's identity, for asCaller
-	gens    genTable   // FUSE generations other than 1 (gen.go)
+	reuse   inoReuse   // inode numbers shown instead of reused ones (inoreuse.go)
 	// flush: FLUSH requests are answered, not refused with ENOSYS
 	// (flush.go).
 	flush    bool

@@ -104,7 +104,7 @@ const orphanTimes = fuse.FATTR_ATIME | fuse.FATTR_MTIME | fuse.FATTR_CTIME | fus
 // kernel's fuse_flush_time_update), which the next close(2) or fsync(2)
 // of any descriptor of that inode then returned as EIO: open O_RDONLY,
 // unlink, close failed; and a new file that got the same kernel inode
-// inherited it (issue 19, finding 4; see also genTable). Times of a file
+// inherited it (issue 19, finding 4; see also inoReuse). Times of a file
 // without a name have nowhere to go and nobody to see them, so such a
 // SETATTR succeeds. The kernel ignores the attributes of that reply; they
 // carry the file type, which it checks on a SETATTR of its own making.
