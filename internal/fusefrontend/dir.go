@@ -239,19 +239,24 @@ func (n *Node) prepareCreate(name string) (*entry, error) {
 	return rn.childRegular(dir, name)
 }
 
-// finishCreate stats a just created entry and makes its inode.
-func (n *Node) finishCreate(ctx context.Context, e *entry, out *fuse.EntryOut) (*fs.Inode, error) {
+// finishCreate stats a just created entry and makes its inode; fresh
+// tells a new inode from a new name of an existing one (link), see
+// newFreshChild.
+func (n *Node) finishCreate(ctx context.Context, e *entry, fresh bool, out *fuse.EntryOut) (*fs.Inode, error) {
 	var st unix.Stat_t
 	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
 		return nil, err
 	}
-	return n.finishCreateStat(ctx, e, &st, out), nil
+	return n.finishCreateStat(ctx, e, &st, fresh, out), nil
 }
 
 // finishCreateStat is finishCreate with the entry's current stat st.
-func (n *Node) finishCreateStat(ctx context.Context, e *entry, st *unix.Stat_t, out *fuse.EntryOut) *fs.Inode {
+func (n *Node) finishCreateStat(ctx context.Context, e *entry, st *unix.Stat_t, fresh bool, out *fuse.EntryOut) *fs.Inode {
 	n.rn.fillAttr(st, e.dirfd, e.cName, &out.Attr)
 	n.rn.touchAltIVs(e.dirfd)
+	if fresh {
+		return n.newFreshChild(ctx, st)
+	}
 	return n.newChild(ctx, st)
 }
 
@@ -339,7 +344,7 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 				rn.log.Warn("mkdir: chmod failed", "err", err)
 			}
 		}
-		return n.finishCreate(ctx, e, out)
+		return n.finishCreate(ctx, e, true, out)
 	}
 	// failIV undoes the mkdir once the IV file exists: the directory
 	// cannot be removed while it holds it.
@@ -357,14 +362,14 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		return failIV(err)
 	}
 	if inherit {
-		return n.finishCreate(ctx, e, out)
+		return n.finishCreate(ctx, e, true, out)
 	}
 	want := mode | st.Mode&syscall.S_ISGID
 	if st.Mode&0o7777 == want {
 		// Created with the right mode already (the usual case: the
 		// daemon's umask is 0 and the mode includes 0700): the stat
 		// taken after the IV file was written is the entry's.
-		return n.finishCreateStat(ctx, e, &st, out), nil
+		return n.finishCreateStat(ctx, e, &st, true, out), nil
 	}
 	// As the daemon, not the caller: a directory created in a
 	// set-group-ID directory keeps the inherited bit even when the caller
@@ -373,7 +378,7 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if err := syscallcompat.Fchmod(fd, want); err != nil {
 		return failIV(err)
 	}
-	return n.finishCreate(ctx, e, out)
+	return n.finishCreate(ctx, e, true, out)
 }
 
 var _ = (fs.NodeRmdirer)((*Node)(nil))
@@ -405,6 +410,9 @@ func (n *Node) Rmdir(ctx context.Context, name string) (errno syscall.Errno) {
 		err = rn.rmdirEntry(e)
 	}
 	rn.dirCache.invalidate(joinPath(dir, name))
+	if err == nil {
+		rn.reuse.removed(n.GetChild(name))
+	}
 	return n.toErrno("Rmdir", err)
 }
 
@@ -548,6 +556,8 @@ func (n *Node) Unlink(ctx context.Context, name string) (errno syscall.Errno) {
 	if err != nil {
 		return n.toErrno("Unlink", err)
 	}
+	// Before go-fuse drops the child: its inode number may come back.
+	rn.reuse.removed(n.GetChild(name))
 	rn.deleteLongName(e)
 	return 0
 }
@@ -575,7 +585,15 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Rename", &errno)
 	rn.enter("Rename")
+	var victim *fs.Inode
+	if flags&unix.RENAME_EXCHANGE == 0 {
+		victim = newParent.EmbeddedInode().GetChild(newName)
+	}
 	err := n.rename(name, newParent, newName, flags)
+	if err == nil && victim != nil && victim != n.GetChild(name) {
+		// Replaced: its inode number may come back.
+		rn.reuse.removed(victim)
+	}
 	if np := nodeOf(newParent); np != nil {
 		rn.dirCache.invalidate(joinPath(n.relPath(), name), joinPath(np.relPath(), newName))
 	} else {
@@ -697,7 +715,7 @@ func (n *Node) symlink(ctx context.Context, target, name string, out *fuse.Entry
 	if err != nil {
 		return nil, err
 	}
-	return n.finishCreate(ctx, e, out)
+	return n.finishCreate(ctx, e, true, out)
 }
 
 var _ = (fs.NodeReadlinker)((*Node)(nil))
@@ -769,7 +787,7 @@ func (n *Node) link(ctx context.Context, target fs.InodeEmbedder, name string, o
 		undo()
 		return nil, err
 	}
-	return n.finishCreate(ctx, dst, out)
+	return n.finishCreate(ctx, dst, false, out)
 }
 
 // linkUnnamed gives an O_TMPFILE file its first name.
@@ -782,7 +800,7 @@ func (rn *RootNode) linkUnnamed(ctx context.Context, n *Node, u *unnamed, dst *e
 		undo()
 		return nil, err
 	}
-	return n.finishCreate(ctx, dst, out)
+	return n.finishCreate(ctx, dst, false, out)
 }
 
 var _ = (fs.NodeMknoder)((*Node)(nil))
@@ -826,5 +844,5 @@ func (n *Node) mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 	if err != nil {
 		return nil, err
 	}
-	return n.finishCreate(ctx, e, out)
+	return n.finishCreate(ctx, e, true, out)
 }

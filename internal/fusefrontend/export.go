@@ -35,7 +35,27 @@ func (rn *RootNode) LookupNode(ctx context.Context, id uint64, out *fuse.EntryOu
 	if !ok {
 		return nil, syscall.ESTALE
 	}
+	cur, errno := rn.linkPath(ctx, p)
+	if errno != 0 {
+		return nil, errno
+	}
+	if cur.StableAttr().Ino != id {
+		return nil, syscall.ESTALE // changed meanwhile
+	}
+	if err := rn.statPath(p, &out.Attr); err != nil {
+		return nil, nodeOf(cur.Operations()).toErrno("LookupNode", err)
+	}
+	return cur, 0
+}
+
+// linkPath returns the node of the plaintext path p ("" is the root),
+// looking up and linking into go-fuse's tree the components it does not
+// hold, so that the path-based operations work on the result.
+func (rn *RootNode) linkPath(ctx context.Context, p string) (*fs.Inode, syscall.Errno) {
 	cur := rn.EmbeddedInode()
+	if p == "" {
+		return cur, 0
+	}
 	for comp := range strings.SplitSeq(p, "/") {
 		next := cur.GetChild(comp)
 		if next == nil {
@@ -49,12 +69,6 @@ func (rn *RootNode) LookupNode(ctx context.Context, id uint64, out *fuse.EntryOu
 			next = c
 		}
 		cur = next
-	}
-	if cur.StableAttr().Ino != id {
-		return nil, syscall.ESTALE // changed meanwhile
-	}
-	if err := rn.statPath(p, &out.Attr); err != nil {
-		return nil, nodeOf(cur.Operations()).toErrno("LookupNode", err)
 	}
 	return cur, 0
 }
@@ -98,7 +112,20 @@ func (n *Node) LookupParent(ctx context.Context, out *fuse.EntryOut) (parent *fs
 	rn.enter("LookupParent")
 	name, p := n.Parent()
 	if p == nil {
-		return nil, "", syscall.ESTALE
+		// n lost its place in go-fuse's tree although its entry may
+		// well exist: a node that the kernel has not looked up (a
+		// directory that LookupNode linked on the way to a file) is
+		// dropped from the tree when the kernel forgets its last
+		// child, and go-fuse processes FORGETs concurrently with the
+		// LOOKUP of "." that registers a node by ID, so a directory
+		// handle resolved while the kernel forgot a file below (memory
+		// pressure, drop_caches) came out without a parent and its
+		// reconnection failed with ESTALE. Find the entry again by
+		// its inode number.
+		var e syscall.Errno
+		if p, name, e = rn.relink(ctx, n); e != 0 {
+			return nil, "", e
+		}
 	}
 	if err := rn.statPath(nodeOf(p.Operations()).relPath(), &out.Attr); err != nil {
 		return nil, "", n.toErrno("LookupParent", err)
@@ -115,3 +142,22 @@ func (n *Node) LookupParent(ctx context.Context, out *fuse.EntryOut) (parent *fs
 // no program expects from open(2) (posixtest failed on it under load). A
 // file handle of a deleted file is still stale: the kernel has forgotten
 // its node, and LookupNode answers ESTALE.
+
+// relink finds the directory holding n, which has no parent in go-fuse's
+// tree, by searching for n's inode number, and links the directory's path
+// into the tree (see LookupParent).
+func (rn *RootNode) relink(ctx context.Context, n *Node) (*fs.Inode, string, syscall.Errno) {
+	p, ok := rn.findIno(n.StableAttr().Ino)
+	if !ok {
+		return nil, "", syscall.ESTALE
+	}
+	dir, name := "", p
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		dir, name = p[:i], p[i+1:]
+	}
+	parent, errno := rn.linkPath(ctx, dir)
+	if errno != 0 {
+		return nil, "", errno
+	}
+	return parent, name, 0
+}

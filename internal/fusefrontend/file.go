@@ -88,6 +88,52 @@ func (rn *RootNode) openBackingStat(dirfd int, cName string, flags int, st *unix
 	return fd, nil
 }
 
+// openExisting opens the existing regular file cName in dirfd for a
+// CREATE (without O_EXCL) whose exclusive creation found the entry there:
+// it appeared after the kernel's lookup (a second mount of the CIPHERDIR, a
+// sync tool, anyone writing to CIPHERDIR). The kernel checked only the
+// caller's right to create in the directory, not its access to this file,
+// so under -allow_other the file is first opened with the caller's
+// identity and the access the caller asked for (write access also for
+// O_TRUNC, as open(2) demands), which lets the backing filesystem apply
+// the permission check; only that pinned inode is then reopened by the
+// daemon with the access the handle needs (reads for read-modify-write).
+// Never opened with the daemon's rights alone.
+func (rn *RootNode) openExisting(ctx context.Context, dirfd int, cName string, flags int) (int, error) {
+	cred, ok := rn.callerCred(ctx)
+	if !ok || rn.daemon.same(cred) {
+		// Every caller is the mounting user, or the caller is the
+		// daemon itself: nothing to check on its behalf.
+		return rn.openBacking(dirfd, cName, flags)
+	}
+	check := flags & unix.O_ACCMODE
+	if flags&unix.O_TRUNC != 0 && check == unix.O_RDONLY {
+		// Not O_TRUNC itself (the caller's truncation is done through
+		// contentio once the handle exists), but the write access it
+		// needs.
+		check = unix.O_RDWR
+	}
+	pin := -1
+	err := syscallcompat.AsCaller(cred, func() error {
+		var err error
+		// OpenFileAt: never a FIFO or device node swapped in, no
+		// symlink followed.
+		pin, err = syscallcompat.OpenFileAt(dirfd, cName, check)
+		return err
+	})
+	if err != nil {
+		return -1, err
+	}
+	defer syscallcompat.Close(pin)
+	bflags := unix.O_RDWR | flags&(unix.O_SYNC|unix.O_DSYNC)
+	proc := syscallcompat.ProcFdPath(pin)
+	return rn.openNoatime(bflags, func(fl int) (int, error) {
+		// No O_NOFOLLOW: the magic link names exactly the pinned,
+		// checked inode.
+		return syscallcompat.RetryInt(func() (int, error) { return unix.Open(proc, fl|unix.O_CLOEXEC, 0) })
+	})
+}
+
 // newFile wraps a backing fd in a file handle and counts it as open; st,
 // unless nil, receives the fd's attributes (the one fstat of the open).
 // On error fd is closed.
@@ -258,6 +304,9 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 	var undo func()
 	var openErr error
 	err = rn.asCaller(ctx, func() error {
+		if err := rn.inject("create-as-caller"); err != nil {
+			return err
+		}
 		var err error
 		if undo, err = rn.writeLongName(e); err != nil {
 			return err
@@ -284,7 +333,7 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 	}
 	if errors.Is(openErr, syscall.EEXIST) && flags&unix.O_EXCL == 0 {
 		existed = true
-		fd, err = rn.openBacking(e.dirfd, e.cName, flags)
+		fd, err = rn.openExisting(ctx, e.dirfd, e.cName, flags)
 	}
 	if err != nil {
 		if !existed && undo != nil {
@@ -315,7 +364,12 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	rn.touchAltIVs(e.dirfd)
-	ch := n.newChild(ctx, st)
+	var ch *fs.Inode
+	if existed {
+		ch = n.newChild(ctx, st)
+	} else {
+		ch = n.newFreshChild(ctx, st)
+	}
 	if cn, ok := ch.Operations().(*Node); ok && rn.args.Writeback {
 		// The stat just taken saves the first write its own (wbmtime.go).
 		cn.mtime().seed(st.Mtim)

@@ -35,8 +35,10 @@ func (rn *RootNode) callerCred(ctx context.Context) (syscallcompat.Cred, bool) {
 // identity change, is an error for the caller.
 //
 // A caller whose identity is the daemon's own (root running tar as root)
-// skips the switch, which would change nothing: about ten system calls
-// and a locked thread per create.
+// skips the switch, which would change nothing: about ten system calls,
+// a goroutine and a locked thread per create. fn runs on that goroutine
+// (syscallcompat.AsCaller), so it must not rely on running on the
+// request's own goroutine.
 func (rn *RootNode) asCaller(ctx context.Context, fn func() error) error {
 	cred, ok := rn.callerCred(ctx)
 	if !ok || rn.daemon.same(cred) {

@@ -90,7 +90,7 @@ func (n *Node) self() (*entry, error) {
 
 // shownIno maps a backing stat to the inode number the mount shows.
 func (rn *RootNode) shownIno(st *unix.Stat_t) uint64 {
-	return rn.inos.Translate(inomap.QIno{Dev: uint64(st.Dev), Ino: st.Ino})
+	return rn.reuse.shown(rn.inos.Translate(inomap.QIno{Dev: uint64(st.Dev), Ino: st.Ino}))
 }
 
 // fillAttr converts a backing stat of the entry cName in dirfd into
@@ -132,10 +132,24 @@ func (rn *RootNode) symlinkSize(dirfd int, cName string, stored uint64) uint64 {
 	return uint64(len(plain))
 }
 
-// newChild creates (or finds) the go-fuse inode for a backing entry.
+// newChild creates (or finds) the go-fuse inode for an existing backing
+// entry.
 func (n *Node) newChild(ctx context.Context, st *unix.Stat_t) *fs.Inode {
 	id := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: n.rn.shownIno(st), Gen: 1}
 	return n.NewInode(ctx, &Node{rn: n.rn}, id)
+}
+
+// newFreshChild is newChild for an entry the mount just created with a
+// new inode, whose inode number the kernel may still know from a removed
+// entry (see inoReuse).
+func (n *Node) newFreshChild(ctx context.Context, st *unix.Stat_t) *fs.Inode {
+	id := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: n.rn.freshIno(st), Gen: 1}
+	return n.NewInode(ctx, &Node{rn: n.rn}, id)
+}
+
+// freshIno is shownIno for an entry just created with a new inode.
+func (rn *RootNode) freshIno(st *unix.Stat_t) uint64 {
+	return rn.reuse.fresh(rn.inos.Translate(inomap.QIno{Dev: uint64(st.Dev), Ino: st.Ino}), rn.inos)
 }
 
 // reserved reports whether plaintext name may never be looked up or

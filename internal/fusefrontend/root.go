@@ -115,6 +115,7 @@ type RootNode struct {
 	umask   uint32
 	asRoot  bool
 	daemon  daemonCred // the daemon's identity, for asCaller
+	reuse   inoReuse   // inode numbers shown instead of reused ones (inoreuse.go)
 	// flush: FLUSH requests are answered, not refused with ENOSYS
 	// (flush.go).
 	flush    bool

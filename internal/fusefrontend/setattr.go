@@ -45,10 +45,7 @@ func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 			// opened, which may no longer have a path.
 			e = &entry{dirfd: fd, cName: "."}
 		} else if n.orphan() {
-			// Unlinked and not open for writing (the kernel would
-			// have passed the handle): the kernel's ctime update
-			// after unlink(2), which has nothing left to change.
-			return syscall.ENOENT
+			return n.setattrOrphan(in, out)
 		} else {
 			var err error
 			p = n.relPath()
@@ -91,6 +88,34 @@ func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn
 		_, err = rn.setattrStat(ctx, f, e, in, out)
 	}
 	return n.toErrno("Setattr", err)
+}
+
+// orphanTimes are the attributes the kernel writes back from its own
+// inode under the writeback cache (fuse_flush_times: mtime and ctime, and
+// a handle if one is open for writing).
+const orphanTimes = fuse.FATTR_ATIME | fuse.FATTR_MTIME | fuse.FATTR_CTIME | fuse.FATTR_ATIME_NOW | fuse.FATTR_MTIME_NOW
+
+// setattrOrphan answers a SETATTR without a handle for an unlinked node
+// (not open for writing: the kernel would have passed the handle). Under
+// the writeback cache the kernel sends one after every unlink(2) of a
+// regular file, and on close(2) and fsync(2) of a descriptor of an
+// unlinked file, to write back the times it keeps itself. An error
+// answer is recorded on the inode's mapping as a write error (the
+// kernel's fuse_flush_time_update), which the next close(2) or fsync(2)
+// of any descriptor of that inode then returned as EIO: open O_RDONLY,
+// unlink, close failed; and a new file that got the same kernel inode
+// inherited it (issue 19, finding 4; see also inoReuse). Times of a file
+// without a name have nowhere to go and nobody to see them, so such a
+// SETATTR succeeds. The kernel ignores the attributes of that reply; they
+// carry the file type, which it checks on a SETATTR of its own making.
+// Anything else fails with ENOENT as before.
+func (n *Node) setattrOrphan(in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if in.Valid&^uint32(orphanTimes|fuse.FATTR_LOCKOWNER) != 0 {
+		return syscall.ENOENT
+	}
+	out.Attr.Mode = n.StableAttr().Mode
+	out.Attr.Ino = n.StableAttr().Ino
+	return 0
 }
 
 // orphan reports whether n is in no directory: unlinked (or an O_TMPFILE

@@ -134,7 +134,7 @@ func (n *Node) tmpfile(ctx context.Context, flags int, mode uint32, out *fuse.En
 	u := &unnamed{}
 	u.add(f)
 	f.unnamed = u
-	id := fs.StableAttr{Mode: syscall.S_IFREG, Ino: rn.shownIno(st), Gen: 1}
+	id := fs.StableAttr{Mode: syscall.S_IFREG, Ino: rn.freshIno(st), Gen: 1}
 	child := &Node{rn: rn}
 	child.st.Store(&fileState{unnamed: u})
 	return n.NewInode(ctx, child, id), f, nil

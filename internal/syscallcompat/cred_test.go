@@ -4,8 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -86,5 +89,126 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// threadFsuid returns the filesystem uid of thread tid of this process
+// (the fourth field of the Uid line of its status), or ok=false when the
+// thread no longer exists.
+func threadFsuid(t *testing.T, tid int) (fsuid string, ok bool) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/status")
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 5 && f[0] == "Uid:" {
+			return f[4], true
+		}
+	}
+	t.Fatalf("no Uid line in the status of thread %d", tid)
+	return "", false
+}
+
+// TestAsCallerPanic: a panic inside fn reaches AsCaller's caller, and the
+// thread that ran fn has the daemon's identity again (or is gone).
+func TestAsCallerPanic(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	var tid int
+	func() {
+		defer func() {
+			if v := recover(); v != "injected" {
+				t.Errorf("recovered %v, want the panic of fn", v)
+			}
+		}()
+		AsCaller(Cred{Uid: 1234, Gid: 5678}, func() error {
+			tid = unix.Gettid()
+			if fsuid, _ := threadFsuid(t, tid); fsuid != "1234" {
+				t.Errorf("fsuid inside fn: %s", fsuid)
+			}
+			panic("injected")
+		})
+		t.Error("AsCaller returned after a panic in fn")
+	}()
+	if fsuid, ok := threadFsuid(t, tid); ok && fsuid != "0" {
+		t.Errorf("thread %d kept fsuid %s after a panic in fn", tid, fsuid)
+	}
+	// Every thread that runs Go code now has root's identity.
+	checkAllThreadsRoot(t)
+}
+
+// TestAsCallerRestoreFails: when the daemon's identity cannot be restored
+// (fn drops CAP_SETUID and CAP_SETGID of its thread, so setgroups fails),
+// AsCaller reports it and the thread never runs anything again: Go
+// terminates it.
+func TestAsCallerRestoreFails(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	var tid int
+	err := AsCaller(Cred{Uid: 1234, Gid: 5678}, func() error {
+		tid = unix.Gettid()
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			return err
+		}
+		for _, c := range []uint{unix.CAP_SETUID, unix.CAP_SETGID} {
+			data[c/32].Effective &^= 1 << (c % 32)
+			data[c/32].Permitted &^= 1 << (c % 32)
+		}
+		return unix.Capset(&hdr, &data[0])
+	})
+	if err == nil || !strings.Contains(err.Error(), "restoring") {
+		t.Fatalf("AsCaller: %v, want a failed restore", err)
+	}
+	if tid == os.Getpid() {
+		// The main thread: the runtime never exits it (that would
+		// look like the end of the process) but parks it for good
+		// once its locked goroutine has ended.
+		t.Log("fn ran on the main thread, which the runtime parks for good")
+		mainParked = true
+		return
+	}
+	// The thread exits once its goroutine has ended; until then it is
+	// parked and runs nothing else.
+	for i := 0; ; i++ {
+		fsuid, ok := threadFsuid(t, tid)
+		if !ok {
+			break
+		}
+		if i == 1000 {
+			t.Fatalf("thread %d with fsuid %s still exists (pid %d)", tid, fsuid, os.Getpid())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	checkAllThreadsRoot(t)
+}
+
+// mainParked is set when TestAsCallerRestoreFails left the main thread
+// parked for good with a foreign identity.
+var mainParked bool
+
+// checkAllThreadsRoot looks at every thread of the process: all have
+// fsuid 0 (but a main thread that TestAsCallerRestoreFails parked).
+func checkAllThreadsRoot(t *testing.T) {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil || tid == os.Getpid() && mainParked {
+			continue
+		}
+		if fsuid, ok := threadFsuid(t, tid); ok && fsuid != "0" {
+			t.Errorf("thread %d has fsuid %s", tid, fsuid)
+		}
 	}
 }

@@ -29,8 +29,15 @@ func TestMain(m *testing.M) {
 	if code, ok := lockProbe(); ok {
 		os.Exit(code) // this process is a lock probe of locks_test.go
 	}
-	os.Exit(testutil.RunWithBinaries(m, testutil.Build{Packages: []string{"."}, Version: testVersion, Date: testBuildDate},
-		func(dir string) { gocryptfsBin = filepath.Join(dir, "gocryptfs") }))
+	if code, ok := userJobMain(); ok {
+		os.Exit(code) // this process is a worker of users_test.go
+	}
+	code := testutil.RunWithBinaries(m, testutil.Build{Packages: []string{"."}, Version: testVersion, Date: testBuildDate},
+		func(dir string) { gocryptfsBin = filepath.Join(dir, "gocryptfs") })
+	if workerDir != "" {
+		os.RemoveAll(workerDir)
+	}
+	os.Exit(code)
 }
 
 // run executes gocryptfs with args (bounded by testutil.RunTimeout).
