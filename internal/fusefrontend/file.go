@@ -126,11 +126,9 @@ func (rn *RootNode) openExisting(ctx context.Context, dirfd int, cName string, f
 	}
 	defer syscallcompat.Close(pin)
 	bflags := unix.O_RDWR | flags&(unix.O_SYNC|unix.O_DSYNC)
-	proc := syscallcompat.ProcFdPath(pin)
 	return rn.openNoatime(bflags, func(fl int) (int, error) {
-		// No O_NOFOLLOW: the magic link names exactly the pinned,
-		// checked inode.
-		return syscallcompat.RetryInt(func() (int, error) { return unix.Open(proc, fl|unix.O_CLOEXEC, 0) })
+		// Through /proc/self/fd: exactly the pinned, checked inode.
+		return syscallcompat.ReopenPathFd(pin, fl)
 	})
 }
 
