@@ -119,7 +119,7 @@ func PlainTree(t testing.TB, c Core, dir string) map[string]string {
 
 func plainTree(t testing.TB, c Core, root, cdir, pdir string, out map[string]string) {
 	t.Helper()
-	fd, err := unix.Open(filepath.Join(root, cdir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	fd, err := unix.Open(filepath.Join(root, cdir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func CipherPath(t testing.TB, c Core, root, plain string, create bool) string {
 		return ""
 	}
 	for _, comp := range strings.Split(plain, "/") {
-		fd, err := unix.Open(filepath.Join(root, cdir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+		fd, err := unix.Open(filepath.Join(root, cdir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func Mkdir(t testing.TB, c Core, root, plain string) string {
 		t.Fatal(err)
 	}
 	if c.NT.UsesDirIV() {
-		fd, err := unix.Open(filepath.Join(root, cp), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		fd, err := unix.Open(filepath.Join(root, cp), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
