@@ -104,7 +104,7 @@ func TestDebugTrace(t *testing.T) {
 	for _, want := range []string{
 		"command line args=",
 		"effective settings cipherdir=" + dir,
-		"locks=true",
+		"locks=false",
 		"max_write=1048576",
 		"fuse CREATE node=1 result=OK name=hello",
 		"fuse WRITE node=",
