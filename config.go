@@ -24,19 +24,22 @@ func checkCipherDir(dir string) error {
 // loadConfig loads and validates the config for mounting and -passwd:
 // unreadable or malformed files give exit 11 ("Cannot open config file"),
 // configs refused by validation exit 27.
-func loadConfig(path string) (*configfile.ConfFile, error) {
-	cf, err := configfile.Load(path)
+//
+// It also returns the bytes it parsed and the stat of the file read: a
+// reverse mount shows exactly those as the view's gocryptfs.conf.
+func loadConfig(path string) (*configfile.ConfFile, *configfile.Raw, error) {
+	cf, raw, err := configfile.LoadRaw(path)
 	if err == nil {
-		return cf, nil
+		return cf, raw, nil
 	}
 	switch {
 	case errors.Is(err, configfile.ErrTooOld):
-		return nil, exitcodes.Errorf(exitcodes.DeprecatedFS,
+		return nil, nil, exitcodes.Errorf(exitcodes.DeprecatedFS,
 			"Filesystem too old for this gocryptfs version: %v", err)
 	case errors.Is(err, configfile.ErrInvalid):
-		return nil, exitcodes.Errorf(exitcodes.DeprecatedFS, "Config file %s is not supported: %v", path, err)
+		return nil, nil, exitcodes.Errorf(exitcodes.DeprecatedFS, "Config file %s is not supported: %v", path, err)
 	}
-	return nil, exitcodes.Errorf(exitcodes.Other, "Cannot open config file: %v", err)
+	return nil, nil, exitcodes.Errorf(exitcodes.Other, "Cannot open config file: %v", err)
 }
 
 // unlockError maps a DecryptMasterKey failure to exit 12 ("Password

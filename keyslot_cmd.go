@@ -174,7 +174,7 @@ func openForSlotChange(e *env, a *argContainer) (*configfile.ConfFile, []byte, i
 	if a.config != "" {
 		e.log.Info(fmt.Sprintf("Using config file at custom location %s", confPath), tlog.Yellow())
 	}
-	cf, err := loadConfig(confPath)
+	cf, _, err := loadConfig(confPath)
 	if err != nil {
 		return nil, nil, -1, err
 	}

@@ -114,6 +114,9 @@ type features struct {
 	deterministicNames bool
 	raw64              bool
 	longNameMax        int
+	// conf is the config file as unlock read and parsed it; nil with
+	// -masterkey/-zerokey. A reverse mount shows it as gocryptfs.conf.
+	conf *configfile.Raw
 }
 
 // flagFeatures is the feature set of a -masterkey/-zerokey mount, taken
@@ -157,7 +160,7 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 	if a.config != "" {
 		e.log.Info(fmt.Sprintf("Using config file at custom location %s", confPath), tlog.Yellow())
 	}
-	cf, err := loadConfig(confPath)
+	cf, raw, err := loadConfig(confPath)
 	if err != nil {
 		return nil, features{}, err
 	}
@@ -177,6 +180,7 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 		deterministicNames: !plain && !has(configfile.FlagDirIV),
 		raw64:              has(configfile.FlagRaw64),
 		longNameMax:        cf.EffectiveLongNameMax(),
+		conf:               raw,
 	}, nil
 }
 
@@ -280,6 +284,7 @@ func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.N
 	rn, err := fusefrontend_reverse.NewRootNode(fusefrontend_reverse.Args{
 		PlainDir:           a.cipherdir,
 		CustomConfig:       a.config != "",
+		Config:             f.conf,
 		PlaintextNames:     f.plaintextNames,
 		DeterministicNames: f.deterministicNames,
 		Excludes:           a.exclude,

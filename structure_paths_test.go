@@ -44,7 +44,7 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 			"os.ReadDir":            "CIPHERDIR itself and its parents, for a sync tool's marker files (names only; nothing below CIPHERDIR is opened)",
 		},
 		"internal/configfile/load.go": {
-			"unix.Open": "the config path the user gave (-config) or CIPHERDIR/gocryptfs.conf, followed like the reference does; opened O_NONBLOCK, only a regular file is read, at most 1 MiB, used only as a config the password must authenticate (see Load)",
+			"unix.Open": "the config path the user gave (-config), CIPHERDIR/gocryptfs.conf or PLAINDIR/.gocryptfs.reverse.conf, followed like the reference does; opened O_NONBLOCK, only a regular file is read, at most 1 MiB, used only as a config the password must authenticate (see Load)",
 		},
 		"internal/configfile/kdfbudget.go": {
 			"os.ReadFile": "/proc/self/cgroup and the cgroup's memory.max below /sys/fs/cgroup (the KDF memory budget)",

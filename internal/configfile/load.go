@@ -28,9 +28,45 @@ const maxConfSize = 1 << 20
 // the reference supports. Whoever can write CIPHERDIR can plant such a
 // symlink (or a FIFO or device node in its place); Load therefore opens
 // without blocking and reads only a regular file, at most maxConfSize
-// bytes, and uses what it reads only as a config whose master key the
-// user's password must authenticate.
+// bytes (ReadRaw), and uses what it reads only as a config whose master
+// key the user's password must authenticate.
 func Load(path string) (*ConfFile, error) {
+	cf, _, err := LoadRaw(path)
+	return cf, err
+}
+
+// LoadRaw is Load that also returns what it parsed: the bytes and the
+// stat result of the file read. A reverse mount serves exactly these
+// bytes as the view's gocryptfs.conf.
+func LoadRaw(path string) (*ConfFile, *Raw, error) {
+	raw, err := ReadRaw(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	cf, err := Parse(raw.Data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	cf.path = path
+	return cf, raw, nil
+}
+
+// Raw is a config file as read from disk, not parsed.
+type Raw struct {
+	// Data is the file's content.
+	Data []byte
+	// Stat describes the file that was read (symlinks followed): a
+	// regular file, of size len(Data) when it did not change meanwhile.
+	Stat unix.Stat_t
+}
+
+// ReadRaw reads the config file at path with Load's rules (path resolved
+// as given, symlinks included; opened O_NONBLOCK; only a regular file of
+// at most maxConfSize bytes is read) without parsing it. Errors: a
+// *fs.PathError when the file cannot be opened, ErrMalformed for a file
+// that is not regular or too large. It never blocks on a FIFO or opens a
+// device's driver.
+func ReadRaw(path string) (*Raw, error) {
 	fd, err := syscallcompat.RetryInt(func() (int, error) {
 		return unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	})
@@ -39,26 +75,21 @@ func Load(path string) (*ConfFile, error) {
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	var st unix.Stat_t
-	if err := syscallcompat.Fstat(fd, &st); err != nil {
+	raw := &Raw{}
+	if err := syscallcompat.Fstat(fd, &raw.Stat); err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if raw.Stat.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, fmt.Errorf("config file %s: %w: not a regular file", path, ErrMalformed)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxConfSize+1))
+	raw.Data, err = io.ReadAll(io.LimitReader(f, maxConfSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read config file: %w", err)
 	}
-	if len(data) > maxConfSize {
+	if len(raw.Data) > maxConfSize {
 		return nil, fmt.Errorf("config file %s: %w: larger than %d bytes", path, ErrMalformed, maxConfSize)
 	}
-	cf, err := Parse(data)
-	if err != nil {
-		return nil, fmt.Errorf("config file %s: %w", path, err)
-	}
-	cf.path = path
-	return cf, nil
+	return raw, nil
 }
 
 // Parse parses and validates a config from its JSON bytes, like Load but

@@ -18,11 +18,10 @@ import (
 
 // fileHandle is an open plaintext file whose ciphertext the view shows:
 // header ‖ blocks encrypted with nonces derived from the content path
-// (docs/format.md 9.4). With raw set it is gocryptfs.conf, served unchanged.
+// (docs/format.md 9.4).
 type fileHandle struct {
-	rn  *RootNode
-	fd  int
-	raw bool
+	rn *RootNode
+	fd int
 	// header is BE16(2) ‖ pathiv(path, "FILEID"); its last 16 bytes are
 	// the file ID in every block's associated data.
 	header [contentenc.HeaderLen]byte
@@ -52,13 +51,7 @@ func (f *fileHandle) Read(ctx context.Context, dest []byte, off int64) (res fuse
 	if off < 0 {
 		return nil, syscall.EINVAL
 	}
-	var n int
-	var err error
-	if f.raw {
-		n, err = syscallcompat.PreadFull(f.fd, dest, off)
-	} else {
-		n, err = f.readCipher(dest, uint64(off))
-	}
+	n, err := f.readCipher(dest, uint64(off))
 	if err != nil {
 		return nil, f.rn.errno("Read", fmt.Errorf("read at %d: %w", off, err))
 	}
@@ -141,11 +134,7 @@ func (f *fileHandle) Getattr(ctx context.Context, out *fuse.AttrOut) (errno sysc
 	if err := syscallcompat.Fstat(f.fd, &st); err != nil {
 		return f.rn.errno("Getattr", err)
 	}
-	kind := kindFile
-	if f.raw {
-		kind = kindConfig
-	}
-	f.rn.fillAttr(kind, &st, &out.Attr)
+	f.rn.fillAttr(kindFile, &st, &out.Attr)
 	return 0
 }
 

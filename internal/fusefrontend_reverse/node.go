@@ -26,9 +26,6 @@ const (
 	kindSymlink
 	// kindOther: fifo, socket or device node (listed, never opened here).
 	kindOther
-	// kindConfig: gocryptfs.conf in the root, the raw bytes of
-	// .gocryptfs.reverse.conf.
-	kindConfig
 )
 
 func kindOf(mode uint32) nodeKind {
@@ -156,9 +153,6 @@ func (rn *RootNode) fillAttr(kind nodeKind, st *unix.Stat_t, out *fuse.Attr) {
 func (rn *RootNode) newChild(ctx context.Context, parent *fs.Inode, kind nodeKind, pPath, cPath string, st *unix.Stat_t) *fs.Inode {
 	n := &node{rn: rn, kind: kind, pPath: pPath, cPath: cPath, cached: true}
 	id := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: rn.translateIno(st)}
-	if kind == kindConfig {
-		id.Gen = configGen
-	}
 	return parent.NewInode(ctx, n, id)
 }
 
@@ -188,6 +182,12 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 	switch r.kind {
 	case entryDirIV:
 		return rn.newVirtual(ctx, n.EmbeddedInode(), rn.dirIVIno(&dirSt), nil, "", &dirSt, &out.Attr), 0
+	case entryConfig:
+		// Served from memory, whatever PLAINDIR holds now (config.go).
+		if rn.conf == nil {
+			return nil, syscall.ENOENT
+		}
+		return rn.newConfigNode(ctx, n.EmbeddedInode(), &out.Attr), 0
 	case entryNameFile:
 		pPath := joinPath(pDir, r.pName)
 		var st unix.Stat_t
@@ -205,12 +205,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 		return nil, rn.errno("Lookup", err)
 	}
 	kind := kindOf(st.Mode)
-	if r.kind == entryConfig {
-		if kind != kindFile {
-			return nil, syscall.ENOENT
-		}
-		kind = kindConfig
-	} else if rn.excluded(pPath, kind == kindDir) {
+	if rn.excluded(pPath, kind == kindDir) {
 		return nil, syscall.EPERM
 	}
 	rn.fillAttr(kind, &st, &out.Attr)
@@ -219,7 +214,8 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 
 // Readdir lists the view directory n: the encrypted names of the plaintext
 // entries that are not excluded after "." and "..", a .name file next to every hashed name,
-// gocryptfs.diriv, and gocryptfs.conf in the root.
+// gocryptfs.diriv, and in the root gocryptfs.conf (the loaded config, as
+// a regular file whatever .gocryptfs.reverse.conf is now, as on lookup).
 func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Readdir", &errno)
@@ -245,7 +241,11 @@ func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errn
 	}
 	out := make([]fuse.DirEntry, 0, len(entries)+3)
 	out = append(out, fuseutil.DotEntries(n.EmbeddedInode())...)
+	showConf := pDir == "" && rn.mapsConfig()
 	for _, e := range entries {
+		if showConf && e.Name == ReverseConfName {
+			continue // listed below, from the loaded config
+		}
 		typ := e.Type
 		if typ == 0 {
 			var st unix.Stat_t
@@ -268,6 +268,9 @@ func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errn
 			nf := nametransform.LongNameFilename(stored)
 			out = append(out, fuse.DirEntry{Name: nf, Mode: syscall.S_IFREG, Ino: rn.nameFileIno(joinPath(cDir, nf))})
 		}
+	}
+	if showConf && rn.conf != nil {
+		out = append(out, fuse.DirEntry{Name: nametransform.ConfDefaultName, Mode: syscall.S_IFREG, Ino: rn.confIno})
 	}
 	if rn.nt.UsesDirIV() {
 		out = append(out, fuse.DirEntry{Name: nametransform.DirIVFilename, Mode: syscall.S_IFREG, Ino: rn.dirIVIno(&dirSt)})
@@ -294,7 +297,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 			return rn.errno("Getattr", err)
 		}
 	}
-	if n.kind != kindConfig && kindOf(st.Mode) != n.kind {
+	if kindOf(st.Mode) != n.kind {
 		// Replaced by an entry of another type since the lookup.
 		return syscall.ENOENT
 	}
@@ -313,7 +316,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	if flags&writeFlags != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	if n.kind != kindFile && n.kind != kindConfig {
+	if n.kind != kindFile {
 		return nil, 0, syscall.EPERM
 	}
 	pPath, cPath, err := n.paths()
@@ -339,9 +342,6 @@ func (n *node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	if err := syscallcompat.Fstat(fd, &st); err != nil {
 		syscallcompat.Close(fd)
 		return nil, 0, rn.errno("Open", err)
-	}
-	if n.kind == kindConfig {
-		return &fileHandle{rn: rn, fd: fd, raw: true}, 0, 0
 	}
 	return newFileHandle(rn, fd, rn.contentPath(&st, cPath)), 0, 0
 }
@@ -395,7 +395,7 @@ func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Getxattr", &errno)
 	rn.enter("Getxattr")
-	if rn.args.NoXattr || n.kind == kindConfig {
+	if rn.args.NoXattr {
 		return 0, syscall.ENODATA
 	}
 	acl := nametransform.IsACLName(attr)
@@ -432,7 +432,7 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (size uint32, errno s
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Listxattr", &errno)
 	rn.enter("Listxattr")
-	if rn.args.NoXattr || n.kind == kindConfig {
+	if rn.args.NoXattr {
 		return 0, 0
 	}
 	pPath, _, err := n.paths()

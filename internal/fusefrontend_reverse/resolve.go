@@ -21,8 +21,8 @@ const (
 	entryDirIV
 	// entryNameFile is the virtual .name companion of a hashed entry.
 	entryNameFile
-	// entryConfig is gocryptfs.conf in the root, backed by
-	// .gocryptfs.reverse.conf.
+	// entryConfig is gocryptfs.conf in the root: the reverse config as
+	// loaded at mount time (config.go).
 	entryConfig
 )
 

@@ -8,7 +8,8 @@
 // stable across mounts. Besides the encrypted entries the view contains
 // virtual files: gocryptfs.diriv in every directory, the
 // gocryptfs.longname.<hash>.name companion of every hashed name, and
-// gocryptfs.conf in the root (the bytes of PLAINDIR/.gocryptfs.reverse.conf).
+// gocryptfs.conf in the root (the bytes of PLAINDIR/.gocryptfs.reverse.conf
+// as loaded at mount time, config.go).
 //
 // Every system call on PLAINDIR is made relative to a directory fd reached
 // from the root fd one component at a time with O_NOFOLLOW (package
@@ -30,6 +31,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
+	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exclude"
@@ -69,6 +71,13 @@ type Args struct {
 	// CustomConfig is set when -config points somewhere else: then no
 	// gocryptfs.conf is shown and .gocryptfs.reverse.conf is not special.
 	CustomConfig bool
+	// Config is PLAINDIR/.gocryptfs.reverse.conf as the mount loaded it
+	// (configfile.LoadRaw, through a symlink if it is one); the view
+	// shows exactly these bytes as gocryptfs.conf. Nil (a mount with
+	// -masterkey or -zerokey): NewRootNode reads the file itself with the
+	// same rules, and the view has no gocryptfs.conf if it is missing or
+	// refused. Ignored with CustomConfig. Not modified.
+	Config *configfile.Raw
 	// PlaintextNames and DeterministicNames must match the NameTransform;
 	// they are repeated here for sanity checks.
 	PlaintextNames, DeterministicNames bool
@@ -131,6 +140,10 @@ type RootNode struct {
 	// collisionName is how a plaintext gocryptfs.conf in the root is shown
 	// with PlaintextNames (it would clash with the config).
 	collisionName string
+	// conf is what gocryptfs.conf shows (nil: no gocryptfs.conf), confIno
+	// its inode number; both fixed at NewRootNode (config.go).
+	conf    *configfile.Raw
+	confIno uint64
 
 	mu sync.Mutex
 	// nameInos remembers the inode numbers handed out to .name files, by
@@ -203,6 +216,9 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 	}
 	rn.node = node{rn: rn, kind: kindDir}
 	rn.inos.Translate(inomap.QIno{Dev: st.Dev, Tag: tagDirIV})
+	if rn.conf = loadReverseConfig(&args, logger); rn.conf != nil {
+		rn.confIno = rn.translateIno(&rn.conf.Stat)
+	}
 	return rn, nil
 }
 

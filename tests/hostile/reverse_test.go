@@ -27,6 +27,9 @@ type reverseAttack struct {
 	// run.
 	mountCode int
 	mountWant string
+	// check, if set, runs on the mounted encrypted view of plain before
+	// the walks (in a goroutine: it reports with t.Errorf only).
+	check func(t *testing.T, plain, view string)
 }
 
 var reverseCases = []reverseAttack{
@@ -34,33 +37,85 @@ var reverseCases = []reverseAttack{
 	// followed: the outside content is in neither view.
 	{"symlinked-dir", func(t *testing.T, plain, outside string) {
 		must(t, os.Symlink(filepath.Join(outside, "dir"), filepath.Join(plain, "d2")))
-	}, 0, ""},
+	}, 0, "", nil},
 	{"symlinked-file", func(t *testing.T, plain, outside string) {
 		must(t, os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(plain, "f2.txt")))
-	}, 0, ""},
+	}, 0, "", nil},
 	// Special files are shown as what they are, never opened.
 	{"fifo-file", func(t *testing.T, plain, outside string) {
 		must(t, unix.Mkfifo(filepath.Join(plain, "fifo"), 0o666))
-	}, 0, ""},
+	}, 0, "", nil},
 	{"chardev-file", func(t *testing.T, plain, outside string) {
 		mknod(t, filepath.Join(plain, "zero"), unix.S_IFCHR, zeroMajor, zeroMinor)
-	}, 0, ""},
+	}, 0, "", nil},
 	{"blockdev-file", func(t *testing.T, plain, outside string) {
 		mknod(t, filepath.Join(plain, "blk"), unix.S_IFBLK, blockMajor, blockMinor)
-	}, 0, ""},
+	}, 0, "", nil},
 	// The config: refused at once when it is a FIFO, a device or huge.
 	{"fifo-conf", func(t *testing.T, plain, outside string) {
 		replace(t, filepath.Join(plain, reverseConf))
 		must(t, unix.Mkfifo(filepath.Join(plain, reverseConf), 0o666))
-	}, 11, "not a regular file"},
+	}, 11, "not a regular file", nil},
 	{"chardev-conf", func(t *testing.T, plain, outside string) {
 		mknod(t, filepath.Join(plain, reverseConf), unix.S_IFCHR, zeroMajor, zeroMinor)
-	}, 11, "not a regular file"},
+	}, 11, "not a regular file", nil},
 	{"huge-conf", func(t *testing.T, plain, outside string) {
 		b, err := os.ReadFile(filepath.Join(plain, reverseConf))
 		must(t, err)
 		huge(t, filepath.Join(plain, reverseConf), b)
-	}, 11, "larger than 1048576 bytes"},
+	}, 11, "larger than 1048576 bytes", nil},
+	// The user keeps the config elsewhere and links it in (the config is
+	// read through the link, as the reference does): the view must show
+	// it as a regular gocryptfs.conf with the bytes that were loaded, so
+	// that a copy of the view can be mounted. (It used to be listed as a
+	// symlink that could not be looked up.)
+	{name: "symlinked-conf", plant: func(t *testing.T, plain, outside string) {
+		moved := filepath.Join(testutil.NewDir(t, "else"), "rev.conf")
+		must(t, os.Rename(filepath.Join(plain, reverseConf), moved))
+		must(t, os.Symlink(moved, filepath.Join(plain, reverseConf)))
+	}, check: checkViewConf},
+}
+
+// checkViewConf checks the view's gocryptfs.conf: a regular file in the
+// listing and on lookup, with the bytes of plain's config (read through
+// its symlink). It runs in a goroutine under within: no t.Fatal.
+func checkViewConf(t *testing.T, plain, view string) {
+	want, err := os.ReadFile(filepath.Join(plain, reverseConf))
+	if err != nil {
+		t.Errorf("reading the source's config: %v", err)
+		return
+	}
+	ents, err := os.ReadDir(view)
+	if err != nil {
+		t.Errorf("listing the view: %v", err)
+		return
+	}
+	listed := false
+	for _, e := range ents {
+		if e.Name() == "gocryptfs.conf" {
+			listed = true
+			if !e.Type().IsRegular() {
+				t.Errorf("gocryptfs.conf is listed as %v, want a regular file", e.Type())
+			}
+		}
+	}
+	if !listed {
+		t.Errorf("gocryptfs.conf is not listed in the view")
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(view, "gocryptfs.conf"), &st); err != nil {
+		t.Errorf("lstat gocryptfs.conf in the view: %v", err)
+		return
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != int64(len(want)) {
+		t.Errorf("gocryptfs.conf in the view: mode %o size %d, want a regular file of %d bytes", st.Mode, st.Size, len(want))
+	}
+	got, err := os.ReadFile(filepath.Join(view, "gocryptfs.conf"))
+	if err != nil {
+		t.Errorf("reading gocryptfs.conf in the view: %v", err)
+	} else if string(got) != string(want) {
+		t.Errorf("gocryptfs.conf in the view differs from the loaded config:\n%s\nwant\n%s", got, want)
+	}
 }
 
 // TestReverseMount plants each attack into a -reverse source directory,
@@ -95,6 +150,9 @@ func TestReverseMount(t *testing.T) {
 			}
 			if view == "" {
 				t.Fatalf("reverse mount failed: %v", r)
+			}
+			if c.check != nil {
+				within(t, view, conn, "check of the reverse view", func() { c.check(t, plain, view) })
 			}
 			var w *walkResult
 			within(t, view, conn, "walk of the reverse view", func() { w = walkMount(view) })
