@@ -105,6 +105,9 @@ type entry struct {
 	// lockUnsupported remembers that the backing filesystem rejected
 	// byte-range locks (SharedStorage).
 	lockUnsupported atomic.Bool
+	// warnedLock makes a SharedStorage lock wait that timed out appear
+	// once per inode in the log.
+	warnedLock atomic.Bool
 }
 
 // acquire returns the entry for key with its reference count raised.
