@@ -308,3 +308,32 @@ func TestAllocsSharedStorageContext(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSharedStorageSmallIO: 4 KiB reads and writes inside a file with
+// SharedStorage, where every request takes and drops byte-range locks on
+// the backing file (two lock and two unlock calls) while nobody else
+// holds them.
+func BenchmarkSharedStorageSmallIO(b *testing.B) {
+	ce := newCE(b, cryptocore.AESGCM)
+	f, _ := newFile(b, ce, Options{SharedStorage: true})
+	if _, err := f.WriteAt(make([]byte, 64*bs), 0); err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, bs)
+	b.Run("ReadAt", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := f.ReadAt(buf, int64(i%32)*bs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("WriteAt", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := f.WriteAt(buf, int64(i%32)*bs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

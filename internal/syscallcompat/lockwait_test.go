@@ -44,10 +44,8 @@ func TestWaitLock(t *testing.T) {
 		}
 	})
 	t.Run("woken", func(t *testing.T) {
-		// The wait is far longer than MaxLockPoll only if the wake
-		// channel is ignored; this test only checks that a woken
-		// waiter takes the lock, and that wake is asked before each
-		// attempt.
+		// A closed wake channel: every wait ends at once, and wake
+		// must be asked again before each attempt.
 		ch := make(chan struct{})
 		close(ch)
 		wakes, tries := 0, 0
