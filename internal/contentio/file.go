@@ -76,7 +76,7 @@ func OpenStat(t *Table, ce *contentenc.ContentEnc, fd int, st *unix.Stat_t, opts
 	cbs := uint64(ce.CipherBS())
 	f := &File{
 		t:        t,
-		e:        t.acquire(inodeKey{dev: uint64(st.Dev), ino: st.Ino}),
+		e:        t.acquire(inodeKey{dev: uint64(st.Dev), ino: st.Ino}, opts.SharedStorage),
 		ce:       ce,
 		fd:       fd,
 		ino:      st.Ino,

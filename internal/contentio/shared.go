@@ -48,7 +48,11 @@ import (
 // never holds an OS thread and ends when the caller's request is
 // interrupted (a signal, SIGKILL included: EINTR) or after
 // Options.LockTimeout (EIO, logged): see ofdLock. Requests of this mount
-// queued behind a waiter for the same inode share its deadline.
+// queued behind a waiter for the same inode wait the same way (the
+// per-inode serialization is a semaphore, Table's entry.serial, not a
+// mutex), from the moment they arrive: a queue behind a lock held
+// forever drains within one timeout, and each queued request ends when
+// it is interrupted.
 
 // LockBase is the offset at which the internal byte-range locks of
 // SharedStorage start; forwarded application locks must stay below it.
@@ -79,11 +83,15 @@ const DefaultLockTimeout = 30 * time.Second
 // that requests queued behind a waiter in this mount time out with it
 // instead of one timeout after another.
 func (f *File) lockDeadline() time.Time {
-	d := f.opts.LockTimeout
-	if d <= 0 {
-		d = DefaultLockTimeout
+	return time.Now().Add(f.lockTimeout())
+}
+
+// lockTimeout is Options.LockTimeout or its default.
+func (f *File) lockTimeout() time.Duration {
+	if f.opts.LockTimeout <= 0 {
+		return DefaultLockTimeout
 	}
-	return time.Now().Add(d)
+	return f.opts.LockTimeout
 }
 
 // ofdLock sets the internal lock typ (F_RDLCK or F_WRLCK) on span, waiting
@@ -120,9 +128,9 @@ func (f *File) ofdLock(ctx context.Context, deadline time.Time, typ int16, span 
 	case syscallcompat.LockTimedOut:
 		if !f.e.warnedLock.Swap(true) {
 			f.log.Error("-sharedstorage: a byte-range lock on a ciphertext file stayed taken by someone else (another mount, a sync tool or a process that can write CIPHERDIR) past the lock timeout; its reads and writes fail with EIO while that lasts",
-				"ino", f.ino, "lockStart", flk.Start, "lockLen", flk.Len, "timeout", time.Duration(f.opts.LockTimeout))
+				"ino", f.ino, "lockStart", flk.Start, "lockLen", flk.Len, "timeout", f.lockTimeout())
 		}
-		return fmt.Errorf("contentio: byte-range lock on inode %d still held by someone else at the lock timeout: %w", f.ino, syscall.EIO)
+		return f.lockTimedOut()
 	}
 	if !f.e.lockUnsupported.Swap(true) {
 		f.log.Warn("backing filesystem refuses byte-range locks; -sharedstorage cannot protect this file against concurrent mounts",
@@ -160,11 +168,41 @@ func (f *File) release(h held) {
 	if h.rslot > 0 {
 		f.e.ranges.unlock(h.rslot - 1)
 	}
-	if h.rlock {
+	switch {
+	case f.opts.SharedStorage:
+		<-f.e.serial
+	case h.rlock:
 		f.e.content.RUnlock()
-	} else {
+	default:
 		f.e.content.Unlock()
 	}
+}
+
+// lockSerial takes the inode alone (SharedStorage), giving up with EINTR
+// when ctx is cancelled and with EIO at deadline: the holder may be a
+// request that waits for the byte-range locks of others (ofdLock).
+func (f *File) lockSerial(ctx context.Context, deadline time.Time) error {
+	select {
+	case f.e.serial <- struct{}{}:
+		return nil
+	default:
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case f.e.serial <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return opError("wait for the inode", syscallcompat.Interrupted)
+	case <-timer.C:
+		return f.lockTimedOut()
+	}
+}
+
+// lockTimedOut returns the error of an operation whose lock wait reached
+// its deadline.
+func (f *File) lockTimedOut() error {
+	return fmt.Errorf("contentio: byte-range lock on inode %d still held by someone else at the lock timeout: %w", f.ino, syscall.EIO)
 }
 
 // sharedLock takes the locks for reading the plaintext range [off,
@@ -186,7 +224,9 @@ func (f *File) sharedLock(ctx context.Context, off, n uint64) (held, error) {
 		return held{rlock: true, rslot: 1 + f.e.ranges.lock(r)}, nil
 	}
 	deadline := f.lockDeadline()
-	f.e.content.Lock()
+	if err := f.lockSerial(ctx, deadline); err != nil {
+		return held{}, err
+	}
 	spans, count := [2]lockSpan{wholeFile}, 1
 	if n > 0 {
 		spans, count = [2]lockSpan{headerSpan, f.blockSpan(off, n)}, 2
@@ -195,8 +235,8 @@ func (f *File) sharedLock(ctx context.Context, off, n uint64) (held, error) {
 }
 
 // takeSpans takes the internal locks on spans[:count], the first of type
-// typ0, the second of type typ1, with the content lock held exclusively.
-// On failure it releases what it took and the content lock.
+// typ0, the second of type typ1, with the inode held alone (lockSerial).
+// On failure it releases what it took and the inode.
 func (f *File) takeSpans(ctx context.Context, deadline time.Time, spans [2]lockSpan, count int, typ0, typ1 int16) (held, error) {
 	h := held{spans: spans}
 	for i := range count {
@@ -221,7 +261,9 @@ func (f *File) exclusiveLock(ctx context.Context) (held, error) {
 		return held{}, nil
 	}
 	deadline := f.lockDeadline()
-	f.e.content.Lock()
+	if err := f.lockSerial(ctx, deadline); err != nil {
+		return held{}, err
+	}
 	return f.takeSpans(ctx, deadline, [2]lockSpan{wholeFile}, 1, unix.F_WRLCK, 0)
 }
 
@@ -251,7 +293,9 @@ func (f *File) writeLock(ctx context.Context, off, n uint64) (held, error) {
 		return held{}, nil
 	}
 	deadline := f.lockDeadline()
-	f.e.content.Lock()
+	if err := f.lockSerial(ctx, deadline); err != nil {
+		return held{}, err
+	}
 	span, whole := f.writeSpan(off, n)
 	if !whole {
 		h, err := f.takeSpans(ctx, deadline, [2]lockSpan{headerSpan, span}, 2, unix.F_RDLCK, unix.F_WRLCK)

@@ -197,7 +197,7 @@ func TestSharedStorageLockWaitCancel(t *testing.T) {
 	ce := newCE(t, cryptocore.AESGCM)
 	for _, op := range sharedOps {
 		t.Run(op.name, func(t *testing.T) {
-			f, path := newFile(t, ce, Options{SharedStorage: true})
+			f, path := newFile(t, ce, Options{SharedStorage: true, LockTimeout: time.Hour})
 			want := bytes.Repeat([]byte("0123456789"), 1000)
 			if _, err := f.WriteAt(want, 0); err != nil {
 				t.Fatal(err)
@@ -223,6 +223,43 @@ func TestSharedStorageLockWaitCancel(t *testing.T) {
 			release()
 			if err := op.fn(context.Background(), f); err != nil && !errors.Is(err, io.EOF) {
 				t.Errorf("after the holder let go: %v", err)
+			}
+		})
+	}
+}
+
+// TestSharedStorageQueuedCancel: a request queued in the same Table behind
+// one that waits for a lock held by someone else returns EINTR when it is
+// cancelled, while the first one still waits; the first one completes
+// when the holder lets go.
+func TestSharedStorageQueuedCancel(t *testing.T) {
+	ce := newCE(t, cryptocore.AESGCM)
+	for _, op := range sharedOps {
+		t.Run(op.name, func(t *testing.T) {
+			// No timeout before the hang detector's: only the
+			// cancellation may end the queued request's wait.
+			f, path := newFile(t, ce, Options{SharedStorage: true, LockTimeout: time.Hour})
+			if _, err := f.WriteAt(make([]byte, 10000), 0); err != nil {
+				t.Fatal(err)
+			}
+			release := holdForeignLock(t, path)
+			first := make(chan error, 1)
+			go func() { first <- op.fn(context.Background(), f) }()
+			// The first request holds the inode (and waits for the
+			// byte-range lock).
+			if !testutil.WaitFor(testutil.RunTimeout, func() bool { return len(f.e.serial) == 1 }) {
+				t.Fatal("the first request never took the inode")
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			second := make(chan error, 1)
+			go func() { second <- op.fn(ctx, f) }()
+			cancel()
+			if err, hung := awaitOp(second, release); hung || !errors.Is(err, syscall.EINTR) && !errors.Is(err, context.Canceled) {
+				t.Errorf("queued request cancelled: %v (hung until the holder let go: %v), want EINTR at once", err, hung)
+			}
+			release()
+			if err, hung := awaitOp(first, release); hung || err != nil && !errors.Is(err, io.EOF) {
+				t.Errorf("first request after the holder let go: %v (hung: %v)", err, hung)
 			}
 		})
 	}
