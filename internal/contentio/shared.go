@@ -79,9 +79,9 @@ var headerSpan = lockSpan{0, contentenc.HeaderLen}
 const DefaultLockTimeout = 30 * time.Second
 
 // lockDeadline returns the time after which an operation starting now
-// stops waiting for the locks of others. Taken before the content lock, so
-// that requests queued behind a waiter in this mount time out with it
-// instead of one timeout after another.
+// stops waiting for the locks of others. Taken before lockSerial, so that
+// requests queued behind a waiter in this mount time out with it instead
+// of one timeout after another.
 func (f *File) lockDeadline() time.Time {
 	return time.Now().Add(f.lockTimeout())
 }
