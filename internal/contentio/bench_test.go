@@ -1,6 +1,7 @@
 package contentio
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -76,7 +77,7 @@ func BenchmarkRandomWrite4KiB(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			benchCiphers(b, func(b *testing.B, c cryptocore.ContentCipher) {
 				f, _ := newFile(b, newCE(b, c), Options{})
-				if err := f.Truncate(benchFileSize); err != nil {
+				if err := f.Truncate(context.Background(), benchFileSize); err != nil {
 					b.Fatal(err)
 				}
 				// Fill with data so that the unaligned case decrypts real
@@ -132,7 +133,7 @@ func TestAllocs(t *testing.T) {
 				{"ReadAt 4KiB unaligned", func() { f.ReadAt(data[:bs], 5000) }},
 				// Past the end of file: the size reservation path.
 				{"WriteAt extending", func() {
-					size, _ := f.Size()
+					size, _ := f.Size(context.Background())
 					f.WriteAt(data[:128<<10], int64(size))
 				}},
 			}
@@ -174,7 +175,7 @@ func BenchmarkParallelWriteAt(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					b.StopTimer()
-					if err := f.Truncate(0); err != nil {
+					if err := f.Truncate(context.Background(), 0); err != nil {
 						b.Fatal(err)
 					}
 					if _, err := f.WriteAt(make([]byte, fill), 0); err != nil {

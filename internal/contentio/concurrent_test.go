@@ -2,6 +2,7 @@ package contentio
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -168,13 +169,13 @@ func TestConcurrentBlocks(t *testing.T) {
 					return err
 				}
 			case "truncater":
-				if err := f.Truncate(uint64(rng.IntN(maxBlocks+8)) * bs); err != nil {
+				if err := f.Truncate(context.Background(), uint64(rng.IntN(maxBlocks+8))*bs); err != nil {
 					return err
 				}
 			case "appender":
 				// Appends whole uniform blocks only while the size is block
 				// aligned, which the other roles keep it.
-				if _, _, err := f.Append(bytes.Repeat([]byte{byte(1 + rng.IntN(255))}, bs)); err != nil {
+				if _, _, err := f.Append(context.Background(), bytes.Repeat([]byte{byte(1 + rng.IntN(255))}, bs)); err != nil {
 					return err
 				}
 			case "reader":
@@ -192,7 +193,7 @@ func TestConcurrentBlocks(t *testing.T) {
 		}
 		return nil
 	})
-	size, err := handles[0].Size()
+	size, err := handles[0].Size(context.Background())
 	if err != nil || size%bs != 0 {
 		t.Fatalf("final size %d, %v", size, err)
 	}

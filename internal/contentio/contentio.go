@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"log/slog"
 	"syscall"
+	"time"
 )
 
 // Options configures the Files opened by Open.
@@ -54,6 +55,11 @@ type Options struct {
 	// mounts safe with byte-range locks and disables the file ID cache
 	// (see shared.go). All Files of one Table must agree on it.
 	SharedStorage bool
+	// LockTimeout bounds how long an operation waits, with SharedStorage,
+	// for byte-range locks that others hold on the backing file before it
+	// fails with EIO (0: DefaultLockTimeout). The wait also ends, with
+	// EINTR, when the context of the operation is cancelled.
+	LockTimeout time.Duration
 	// Logger receives corruption reports and warnings. nil discards them.
 	Logger *slog.Logger
 }

@@ -137,7 +137,7 @@ func (d *differ) doStep() {
 	case r < 50:
 		data := d.randData(d.randLen() % 20000)
 		d.ops["append"]++
-		off, n, err := f.Append(data)
+		off, n, err := f.Append(context.Background(), data)
 		if err != nil || n != len(data) || uint64(off) != size {
 			d.fail("Append(%d) = %d, %d, %v; size %d", len(data), off, n, err, size)
 		}
@@ -157,7 +157,7 @@ func (d *differ) doStep() {
 			n = size + d.rng.Uint64N(40<<10)
 		}
 		d.ops["truncate"]++
-		if err := f.Truncate(n); err != nil {
+		if err := f.Truncate(context.Background(), n); err != nil {
 			d.fail("Truncate(%d) from %d: %v", n, size, err)
 		}
 		if err := d.ref.Truncate(int64(n)); err != nil {
@@ -186,7 +186,7 @@ func (d *differ) doStep() {
 			mode = unix.FALLOC_FL_KEEP_SIZE
 		}
 		d.ops["fallocate"]++
-		if err := f.Allocate(off, n, mode); err != nil {
+		if err := f.Allocate(context.Background(), off, n, mode); err != nil {
 			d.fail("Allocate(%d, %d, %d): %v", off, n, mode, err)
 		}
 		if err := unix.Fallocate(int(d.ref.Fd()), mode, int64(off), int64(n)); err != nil {
@@ -213,7 +213,7 @@ func (d *differ) doStep() {
 func (d *differ) checkSeek(f *File, size uint64) {
 	content := d.refContent()
 	off := d.rng.Uint64N(size + 2)
-	data, err := f.SeekData(off)
+	data, err := f.SeekData(context.Background(), off)
 	switch {
 	case off >= size:
 		if !errors.Is(err, syscall.ENXIO) {
@@ -228,7 +228,7 @@ func (d *differ) checkSeek(f *File, size uint64) {
 	if data < off || data > size || !allZero(content[off:data]) {
 		d.fail("SeekData(%d) = %d hides data (size %d)", off, data, size)
 	}
-	hole, err := f.SeekHole(off)
+	hole, err := f.SeekHole(context.Background(), off)
 	if err != nil || hole < off || hole > size {
 		d.fail("SeekHole(%d) = %d, %v (size %d)", off, hole, err, size)
 	}
@@ -258,7 +258,7 @@ func (d *differ) compare() {
 	d.t.Helper()
 	want := d.refContent()
 	for i, f := range d.files {
-		size, err := f.Size()
+		size, err := f.Size(context.Background())
 		if err != nil || size != uint64(len(want)) {
 			d.fail("handle %d: Size = %d, %v; want %d", i, size, err, len(want))
 		}

@@ -140,7 +140,7 @@ func TestENOSPCAppend(t *testing.T) {
 			before := cipherSize(t, path)
 			var err error
 			if exclusive {
-				_, _, err = f.Append(big)
+				_, _, err = f.Append(context.Background(), big)
 			} else {
 				_, err = f.WriteAt(big, old)
 			}

@@ -1,6 +1,7 @@
 package contentio
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -75,7 +76,7 @@ func OpenStat(t *Table, ce *contentenc.ContentEnc, fd int, st *unix.Stat_t, opts
 	cbs := uint64(ce.CipherBS())
 	f := &File{
 		t:        t,
-		e:        t.acquire(inodeKey{dev: uint64(st.Dev), ino: st.Ino}),
+		e:        t.acquire(inodeKey{dev: uint64(st.Dev), ino: st.Ino}, opts.SharedStorage),
 		ce:       ce,
 		fd:       fd,
 		ino:      st.Ino,
@@ -117,8 +118,12 @@ func (f *File) Ino() uint64 {
 // the backing file. A backing file of 1..17 bytes has size 0; a last block
 // of only 1..overhead bytes counts as one plaintext byte (reading it fails).
 // Both are logged once per inode.
-func (f *File) Size() (uint64, error) {
-	defer f.release(f.sharedLock(0, 0))
+func (f *File) Size(ctx context.Context) (uint64, error) {
+	h, err := f.sharedLock(ctx, 0, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.release(h)
 	_, ps, err := f.sizes()
 	return ps, err
 }

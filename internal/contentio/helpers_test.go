@@ -2,6 +2,7 @@ package contentio
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -66,7 +67,7 @@ func readBacking(tb testing.TB, path string) []byte {
 // readAll reads the whole plaintext of f.
 func readAll(tb testing.TB, f *File) []byte {
 	tb.Helper()
-	size, err := f.Size()
+	size, err := f.Size(context.Background())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package contentio
 
 import (
+	"context"
 	"errors"
 	"io"
 
@@ -21,6 +22,13 @@ import (
 // state of the file (inode and ctime) and Table, however often the file is
 // opened and read. Reads that do not touch a bad block still succeed.
 func (f *File) ReadAt(dst []byte, off int64) (int, error) {
+	return f.ReadAtContext(context.Background(), dst, off)
+}
+
+// ReadAtContext is ReadAt on behalf of a request with context ctx: with
+// SharedStorage, waiting for byte-range locks that others hold ends with
+// an error wrapping EINTR when ctx is cancelled (see Options.LockTimeout).
+func (f *File) ReadAtContext(ctx context.Context, dst []byte, off int64) (int, error) {
 	if len(dst) == 0 {
 		return 0, nil
 	}
@@ -30,7 +38,11 @@ func (f *File) ReadAt(dst []byte, off int64) (int, error) {
 		}
 		return 0, io.EOF // beyond any possible file size
 	}
-	defer f.release(f.sharedLock(uint64(off), uint64(len(dst))))
+	h, err := f.sharedLock(ctx, uint64(off), uint64(len(dst)))
+	if err != nil {
+		return 0, err
+	}
+	defer f.release(h)
 	return f.readLocked(dst, uint64(off), true)
 }
 

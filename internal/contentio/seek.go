@@ -1,6 +1,7 @@
 package contentio
 
 import (
+	"context"
 	"fmt"
 	"syscall"
 
@@ -26,8 +27,12 @@ import (
 // SeekData implements lseek(SEEK_DATA): it returns the smallest plaintext
 // offset ≥ off that lies in a written block, or an error wrapping ENXIO
 // when off is at or past the end of file or only holes follow.
-func (f *File) SeekData(off uint64) (uint64, error) {
-	defer f.release(f.sharedLock(0, 0))
+func (f *File) SeekData(ctx context.Context, off uint64) (uint64, error) {
+	h, err := f.sharedLock(ctx, 0, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.release(h)
 	cs, ps, err := f.sizes()
 	if err != nil {
 		return 0, err
@@ -38,8 +43,12 @@ func (f *File) SeekData(off uint64) (uint64, error) {
 // SeekHole implements lseek(SEEK_HOLE): it returns the smallest plaintext
 // offset ≥ off inside a hole block, the end of file counting as a hole, or
 // an error wrapping ENXIO when off is at or past the end of file.
-func (f *File) SeekHole(off uint64) (uint64, error) {
-	defer f.release(f.sharedLock(0, 0))
+func (f *File) SeekHole(ctx context.Context, off uint64) (uint64, error) {
+	h, err := f.sharedLock(ctx, 0, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.release(h)
 	cs, ps, err := f.sizes()
 	if err != nil {
 		return 0, err

@@ -1,8 +1,11 @@
 package contentio
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -14,7 +17,7 @@ import (
 // machines sharing a network filesystem) may access one backing file at
 // once. The in-process content lock only orders the Files of one Table,
 // so every operation also takes open-file-description byte-range locks
-// (F_OFD_SETLKW) on the backing file, which the kernel (and NFSv4, SMB,
+// (F_OFD_SETLK) on the backing file, which the kernel (and NFSv4, SMB,
 // CephFS, GlusterFS between machines) enforces between all mounts:
 //
 //   - a read holds shared locks on the header and on the ciphertext blocks
@@ -39,6 +42,17 @@ import (
 // of their own, fusefrontend/locks.go), limited to offsets below LockBase,
 // and an application's lock on a range must neither block nor be blocked
 // by the internal locks of any mount.
+//
+// Whoever can write CIPHERDIR can also hold a lock on a ciphertext file,
+// there or anywhere else, for as long as it likes. So waiting for a lock
+// never holds an OS thread and ends when the caller's request is
+// interrupted (a signal, SIGKILL included: EINTR) or after
+// Options.LockTimeout (EIO, logged): see ofdLock. Requests of this mount
+// queued behind a waiter for the same inode wait the same way (the
+// per-inode serialization is a semaphore, Table's entry.serial, not a
+// mutex), from the moment they arrive: a queue behind a lock held
+// forever drains within one timeout, and each queued request ends when
+// it is interrupted.
 
 // LockBase is the offset at which the internal byte-range locks of
 // SharedStorage start; forwarded application locks must stay below it.
@@ -55,21 +69,83 @@ var wholeFile = lockSpan{0, 0}
 // headerSpan covers the file header.
 var headerSpan = lockSpan{0, contentenc.HeaderLen}
 
-// ofdLock sets (typ F_RDLCK/F_WRLCK, waiting) or releases (F_UNLCK) the
-// internal lock on span. A backing filesystem without lock support is
-// remembered and not asked again; the operation then runs unlocked.
-func (f *File) ofdLock(typ int16, span lockSpan) {
+// DefaultLockTimeout is the longest an operation waits for the
+// byte-range locks of SharedStorage when Options.LockTimeout is 0. Another
+// mount holds them only while it reads or writes some blocks or changes
+// the size: milliseconds, or seconds on a slow network filesystem. A lock
+// held longer is most likely held by someone who wants the mount to hang
+// (anyone who can write CIPHERDIR can lock a ciphertext file), and the
+// operation fails instead (see ofdLock).
+const DefaultLockTimeout = 30 * time.Second
+
+// lockDeadline returns the time after which an operation starting now
+// stops waiting for the locks of others. Taken before lockSerial, so that
+// requests queued behind a waiter in this mount time out with it instead
+// of one timeout after another.
+func (f *File) lockDeadline() time.Time {
+	return time.Now().Add(f.lockTimeout())
+}
+
+// lockTimeout is Options.LockTimeout or its default.
+func (f *File) lockTimeout() time.Duration {
+	if f.opts.LockTimeout <= 0 {
+		return DefaultLockTimeout
+	}
+	return f.opts.LockTimeout
+}
+
+// ofdLock sets the internal lock typ (F_RDLCK or F_WRLCK) on span, waiting
+// while others hold a conflicting one, without holding an OS thread
+// (syscallcompat.WaitLock: a non-blocking F_OFD_SETLK, retried with
+// backoff). A blocking F_OFD_SETLKW would pin a thread per waiting
+// request, for as long as whoever holds the lock wants, and the process
+// waiting for the request could not even be killed.
+//
+// It fails with EINTR when ctx is cancelled (the kernel interrupted the
+// request: the caller got a signal; the reply is then discarded), and with
+// EIO, logged once per inode, when the lock is still taken at deadline.
+// EIO because nothing was read or written (the locks come first), and it
+// is the answer every program expects from a read or write that failed,
+// as from an NFS "soft" mount whose server does not answer; EAGAIN from a
+// blocking read(2) or write(2) is undocumented and makes some programs
+// spin, others lose track of what was written.
+//
+// A backing filesystem without lock support is remembered and not asked
+// again; the operation then runs unlocked.
+func (f *File) ofdLock(ctx context.Context, deadline time.Time, typ int16, span lockSpan) error {
 	if f.e.lockUnsupported.Load() {
-		return
+		return nil
 	}
 	flk := unix.Flock_t{Type: typ, Whence: unix.SEEK_SET, Start: int64(LockBase + span.start), Len: int64(span.len)}
-	// F_OFD_SETLKW is restarted after signals (SA_RESTART); Retry covers
-	// the rest.
-	err := syscallcompat.Retry(func() error { return unix.FcntlFlock(uintptr(f.fd), unix.F_OFD_SETLKW, &flk) })
-	if err != nil && typ != unix.F_UNLCK && !f.e.lockUnsupported.Swap(true) {
+	err := syscallcompat.WaitLock(ctx, deadline, nil, func() error {
+		return syscallcompat.Retry(func() error { return unix.FcntlFlock(uintptr(f.fd), unix.F_OFD_SETLK, &flk) })
+	})
+	switch err {
+	case nil:
+		return nil
+	case syscallcompat.Interrupted:
+		return opError("wait for byte-range lock", err)
+	case syscallcompat.LockTimedOut:
+		if !f.e.warnedLock.Swap(true) {
+			f.log.Error("-sharedstorage: a byte-range lock on a ciphertext file stayed taken by someone else (another mount, a sync tool or a process that can write CIPHERDIR) past the lock timeout; its reads and writes fail with EIO while that lasts",
+				"ino", f.ino, "lockStart", flk.Start, "lockLen", flk.Len, "timeout", f.lockTimeout())
+		}
+		return f.lockTimedOut()
+	}
+	if !f.e.lockUnsupported.Swap(true) {
 		f.log.Warn("backing filesystem refuses byte-range locks; -sharedstorage cannot protect this file against concurrent mounts",
 			"ino", f.ino, "err", err)
 	}
+	return nil
+}
+
+// ofdUnlock releases the internal lock on span.
+func (f *File) ofdUnlock(span lockSpan) {
+	if f.e.lockUnsupported.Load() {
+		return
+	}
+	flk := unix.Flock_t{Type: unix.F_UNLCK, Whence: unix.SEEK_SET, Start: int64(LockBase + span.start), Len: int64(span.len)}
+	syscallcompat.Retry(func() error { return unix.FcntlFlock(uintptr(f.fd), unix.F_OFD_SETLK, &flk) })
 }
 
 // held records the locks an operation took, for release. It is a value
@@ -87,16 +163,46 @@ type held struct {
 // release drops the locks of h.
 func (f *File) release(h held) {
 	for i := range h.n {
-		f.ofdLock(unix.F_UNLCK, h.spans[i])
+		f.ofdUnlock(h.spans[i])
 	}
 	if h.rslot > 0 {
 		f.e.ranges.unlock(h.rslot - 1)
 	}
-	if h.rlock {
+	switch {
+	case f.opts.SharedStorage:
+		<-f.e.serial
+	case h.rlock:
 		f.e.content.RUnlock()
-	} else {
+	default:
 		f.e.content.Unlock()
 	}
+}
+
+// lockSerial takes the inode alone (SharedStorage), giving up with EINTR
+// when ctx is cancelled and with EIO at deadline: the holder may be a
+// request that waits for the byte-range locks of others (ofdLock).
+func (f *File) lockSerial(ctx context.Context, deadline time.Time) error {
+	select {
+	case f.e.serial <- struct{}{}:
+		return nil
+	default:
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case f.e.serial <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return opError("wait for the inode", syscallcompat.Interrupted)
+	case <-timer.C:
+		return f.lockTimedOut()
+	}
+}
+
+// lockTimedOut returns the error of an operation whose lock wait reached
+// its deadline.
+func (f *File) lockTimedOut() error {
+	return fmt.Errorf("contentio: byte-range lock on inode %d still held by someone else at the lock timeout: %w", f.ino, syscall.EIO)
 }
 
 // sharedLock takes the locks for reading the plaintext range [off,
@@ -108,35 +214,57 @@ func (f *File) release(h held) {
 // pread (blocks straddle pages, and buffered reads do not take the inode
 // lock that buffered writes take), so a reader could otherwise decrypt
 // half an old and half a new block and report corruption.
-func (f *File) sharedLock(off, n uint64) held {
+func (f *File) sharedLock(ctx context.Context, off, n uint64) (held, error) {
 	if !f.opts.SharedStorage {
 		f.e.content.RLock()
 		r := blockRange{first: 0, last: math.MaxUint64}
 		if n > 0 {
 			r = blockRange{first: off / bs, last: (off + n - 1) / bs}
 		}
-		return held{rlock: true, rslot: 1 + f.e.ranges.lock(r)}
+		return held{rlock: true, rslot: 1 + f.e.ranges.lock(r)}, nil
 	}
-	f.e.content.Lock()
-	h := held{spans: [2]lockSpan{wholeFile}, n: 1}
+	deadline := f.lockDeadline()
+	if err := f.lockSerial(ctx, deadline); err != nil {
+		return held{}, err
+	}
+	spans, count := [2]lockSpan{wholeFile}, 1
 	if n > 0 {
-		h = held{spans: [2]lockSpan{headerSpan, f.blockSpan(off, n)}, n: 2}
+		spans, count = [2]lockSpan{headerSpan, f.blockSpan(off, n)}, 2
 	}
-	for i := range h.n {
-		f.ofdLock(unix.F_RDLCK, h.spans[i])
+	return f.takeSpans(ctx, deadline, spans, count, unix.F_RDLCK, unix.F_RDLCK)
+}
+
+// takeSpans takes the internal locks on spans[:count], the first of type
+// typ0, the second of type typ1, with the inode held alone (lockSerial).
+// On failure it releases what it took and the inode.
+func (f *File) takeSpans(ctx context.Context, deadline time.Time, spans [2]lockSpan, count int, typ0, typ1 int16) (held, error) {
+	h := held{spans: spans}
+	for i := range count {
+		typ := typ0
+		if i > 0 {
+			typ = typ1
+		}
+		if err := f.ofdLock(ctx, deadline, typ, spans[i]); err != nil {
+			f.release(h)
+			return held{}, err
+		}
+		h.n = i + 1
 	}
-	return h
+	return h, nil
 }
 
 // exclusiveLock takes the locks for changing the whole file (truncate,
 // append, fallocate).
-func (f *File) exclusiveLock() held {
-	f.e.content.Lock()
+func (f *File) exclusiveLock(ctx context.Context) (held, error) {
 	if !f.opts.SharedStorage {
-		return held{}
+		f.e.content.Lock()
+		return held{}, nil
 	}
-	f.ofdLock(unix.F_WRLCK, wholeFile)
-	return held{spans: [2]lockSpan{wholeFile}, n: 1}
+	deadline := f.lockDeadline()
+	if err := f.lockSerial(ctx, deadline); err != nil {
+		return held{}, err
+	}
+	return f.takeSpans(ctx, deadline, [2]lockSpan{wholeFile}, 1, unix.F_WRLCK, 0)
 }
 
 // writeLock takes the locks for writing the plaintext range [off, off+n),
@@ -153,30 +281,34 @@ func (f *File) exclusiveLock() held {
 // With SharedStorage, the range needed depends on the file size, which
 // only the lock makes stable: if the size changed in between so that more
 // is needed, the locks are dropped and the whole file is locked instead.
-func (f *File) writeLock(off, n uint64) held {
+func (f *File) writeLock(ctx context.Context, off, n uint64) (held, error) {
 	if !f.opts.SharedStorage {
 		f.e.content.RLock()
 		if tok, ok := f.reserve(off, off+n); ok {
 			r := blockRange{first: off / bs, last: (off + n - 1) / bs, excl: true}
-			return held{rlock: true, rslot: 1 + f.e.ranges.lock(r), ext: tok}
+			return held{rlock: true, rslot: 1 + f.e.ranges.lock(r), ext: tok}, nil
 		}
 		f.e.content.RUnlock()
 		f.e.content.Lock()
-		return held{}
+		return held{}, nil
 	}
-	f.e.content.Lock()
+	deadline := f.lockDeadline()
+	if err := f.lockSerial(ctx, deadline); err != nil {
+		return held{}, err
+	}
 	span, whole := f.writeSpan(off, n)
 	if !whole {
-		f.ofdLock(unix.F_RDLCK, headerSpan)
-		f.ofdLock(unix.F_WRLCK, span)
-		if _, whole = f.writeSpan(off, n); !whole {
-			return held{spans: [2]lockSpan{headerSpan, span}, n: 2}
+		h, err := f.takeSpans(ctx, deadline, [2]lockSpan{headerSpan, span}, 2, unix.F_RDLCK, unix.F_WRLCK)
+		if err != nil {
+			return held{}, err
 		}
-		f.ofdLock(unix.F_UNLCK, span)
-		f.ofdLock(unix.F_UNLCK, headerSpan)
+		if _, whole = f.writeSpan(off, n); !whole {
+			return h, nil
+		}
+		f.ofdUnlock(span)
+		f.ofdUnlock(headerSpan)
 	}
-	f.ofdLock(unix.F_WRLCK, wholeFile)
-	return held{spans: [2]lockSpan{wholeFile}, n: 1}
+	return f.takeSpans(ctx, deadline, [2]lockSpan{wholeFile}, 1, unix.F_WRLCK, 0)
 }
 
 // writeSpan returns the ciphertext blocks a write of [off, off+n) rewrites,

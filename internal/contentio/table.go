@@ -79,6 +79,12 @@ type entry struct {
 	// that create the header or must pad a block they do not cover hold it
 	// exclusively.
 	content sync.RWMutex
+	// serial replaces content with SharedStorage, where every operation
+	// holds the inode alone (shared.go): a one-slot semaphore, so that a
+	// request queued behind one that waits for the byte-range locks of
+	// others can give up when it is interrupted or times out. nil
+	// without SharedStorage.
+	serial chan struct{}
 	// ranges orders the holders of content shared by block: readers share
 	// their blocks, writers inside the file hold theirs exclusively (see
 	// File.writeLock and File.sharedLock).
@@ -105,15 +111,22 @@ type entry struct {
 	// lockUnsupported remembers that the backing filesystem rejected
 	// byte-range locks (SharedStorage).
 	lockUnsupported atomic.Bool
+	// warnedLock makes a SharedStorage lock wait that timed out appear
+	// once per inode in the log.
+	warnedLock atomic.Bool
 }
 
 // acquire returns the entry for key with its reference count raised.
-func (t *Table) acquire(key inodeKey) *entry {
+// shared: Options.SharedStorage, which all Files of t have in common.
+func (t *Table) acquire(key inodeKey, shared bool) *entry {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e := t.entries[key]
 	if e == nil {
 		e = &entry{key: key}
+		if shared {
+			e.serial = make(chan struct{}, 1)
+		}
 		t.entries[key] = e
 	}
 	e.refs++

@@ -1,6 +1,7 @@
 package contentio
 
 import (
+	"context"
 	"fmt"
 	"syscall"
 
@@ -24,11 +25,17 @@ import (
 //     bytes; then a block-aligned size is reached with ftruncate (the new
 //     blocks are holes; an empty file first gets a header), any other size
 //     by writing one zero byte at size−1 (the blocks before it stay holes).
-func (f *File) Truncate(size uint64) error {
+//
+// ctx ends a wait for locks as in WriteAtContext.
+func (f *File) Truncate(ctx context.Context, size uint64) error {
 	if size > f.maxPlain {
 		return fmt.Errorf("contentio: truncate to %d: %w", size, syscall.EFBIG)
 	}
-	defer f.release(f.exclusiveLock())
+	h, err := f.exclusiveLock(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.release(h)
 	return f.truncateLocked(size)
 }
 
@@ -121,7 +128,7 @@ func (f *File) grow(cs, ps, n uint64) error {
 // reserve the ciphertext blocks of the range on disk with
 // fallocate(FALLOC_FL_KEEP_SIZE). Allocated but unwritten blocks read as
 // zeros, which the format treats as holes, so the contents do not change.
-func (f *File) Allocate(off, length uint64, mode uint32) error {
+func (f *File) Allocate(ctx context.Context, off, length uint64, mode uint32) error {
 	if mode&^unix.FALLOC_FL_KEEP_SIZE != 0 {
 		return fmt.Errorf("contentio: fallocate mode %#x: %w", mode, syscall.EOPNOTSUPP)
 	}
@@ -131,7 +138,11 @@ func (f *File) Allocate(off, length uint64, mode uint32) error {
 	if off > f.maxPlain || length > f.maxPlain-off {
 		return fmt.Errorf("contentio: fallocate [%d, +%d): %w", off, length, syscall.EFBIG)
 	}
-	defer f.release(f.exclusiveLock())
+	h, err := f.exclusiveLock(ctx)
+	if err != nil {
+		return err
+	}
+	defer f.release(h)
 	if mode == 0 {
 		_, ps, err := f.sizes()
 		if err != nil {

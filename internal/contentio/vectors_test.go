@@ -42,7 +42,7 @@ func TestTV7(t *testing.T) {
 				t.Fatalf("Verify: %v", err)
 			}
 			// Appending keeps the reference's header and block 0 readable.
-			if _, _, err := f.Append([]byte("+more")); err != nil {
+			if _, _, err := f.Append(context.Background(), []byte("+more")); err != nil {
 				t.Fatal(err)
 			}
 			if got := string(readAll(t, f)); got != tc.plain+"+more" {
@@ -59,7 +59,7 @@ func TestTV7(t *testing.T) {
 // which ciphertext blocks are all-zero holes.
 func TestTV8Holes(t *testing.T) {
 	type op func(f *File) error
-	truncate := func(n uint64) op { return func(f *File) error { return f.Truncate(n) } }
+	truncate := func(n uint64) op { return func(f *File) error { return f.Truncate(context.Background(), n) } }
 	writeAt := func(off int64) op {
 		return func(f *File) error { _, err := f.WriteAt([]byte{'x'}, off); return err }
 	}
@@ -92,7 +92,7 @@ func TestTV8Holes(t *testing.T) {
 				if got := cipherSize(t, path); got != want {
 					t.Fatalf("ciphertext size %d, want %d", got, want)
 				}
-				if size, _ := f.Size(); size != tc.plainSize {
+				if size, _ := f.Size(context.Background()); size != tc.plainSize {
 					t.Fatalf("plaintext size %d, want %d", size, tc.plainSize)
 				}
 				raw := readBacking(t, path)
@@ -257,7 +257,7 @@ func TestTV15Corruption(t *testing.T) {
 			var logs testutil.SyncBuffer
 			f := openPath(t, NewTable(), ce, path, Options{Logger: logs.Logger(slog.LevelInfo)})
 			defer f.Close()
-			if size, err := f.Size(); err != nil || size != tc.size {
+			if size, err := f.Size(context.Background()); err != nil || size != tc.size {
 				t.Fatalf("Size = %d, %v; want %d", size, err, tc.size)
 			}
 			for _, ck := range tc.checks {
@@ -336,7 +336,7 @@ func TestWriteOverCorruption(t *testing.T) {
 	if _, err := f.WriteAt([]byte("zz"), 4096+10); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("partial write into corrupt block: %v, want EIO", err)
 	}
-	if err := f.Truncate(4096 + 100); !errors.Is(err, syscall.EIO) {
+	if err := f.Truncate(context.Background(), 4096+100); !errors.Is(err, syscall.EIO) {
 		t.Fatalf("shrink into corrupt block: %v, want EIO", err)
 	}
 	if string(readBacking(t, path)) != string(before) {
@@ -374,7 +374,7 @@ func TestHeaderOnly(t *testing.T) {
 					if err := os.WriteFile(path, hdr.b, 0o600); err != nil {
 						t.Fatal(err)
 					}
-					if size, err := f.Size(); size != 0 || err != nil {
+					if size, err := f.Size(context.Background()); size != 0 || err != nil {
 						t.Fatalf("Size = %d, %v", size, err)
 					}
 					if n, err := f.ReadAt(make([]byte, 10), 0); n != 0 || err != io.EOF {
@@ -419,7 +419,7 @@ func TestTruncateZeroNewID(t *testing.T) {
 		t.Fatal(err)
 	}
 	id1 := readBacking(t, path)[:18]
-	if err := b.Truncate(0); err != nil {
+	if err := b.Truncate(context.Background(), 0); err != nil {
 		t.Fatal(err)
 	}
 	if cipherSize(t, path) != 0 {

@@ -28,7 +28,7 @@ func (f *File) Verify(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		next, done, err := f.verifyStep(dst, off, first)
+		next, done, err := f.verifyStep(ctx, dst, off, first)
 		if err != nil || done {
 			return err
 		}
@@ -39,8 +39,12 @@ func (f *File) Verify(ctx context.Context) error {
 // verifyStep verifies the next data range at or after off (at most one
 // chunk) under the shared content lock, checking the header on the first
 // call. It returns the offset to continue at, or done at end of file.
-func (f *File) verifyStep(dst []byte, off uint64, checkHeader bool) (next uint64, done bool, err error) {
-	defer f.release(f.sharedLock(0, 0))
+func (f *File) verifyStep(ctx context.Context, dst []byte, off uint64, checkHeader bool) (next uint64, done bool, err error) {
+	lk, err := f.sharedLock(ctx, 0, 0)
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.release(lk)
 	cs, ps, err := f.sizes()
 	if err != nil {
 		return 0, false, err

@@ -1,6 +1,7 @@
 package contentio
 
 import (
+	"context"
 	"errors"
 	"syscall"
 
@@ -42,13 +43,24 @@ var zeroBlock [bs]byte
 // create the header or must pad a block they do not cover (see the package
 // comment). O_APPEND is the caller's business: use Append.
 func (f *File) WriteAt(data []byte, off int64) (int, error) {
+	return f.WriteAtContext(context.Background(), data, off)
+}
+
+// WriteAtContext is WriteAt on behalf of a request with context ctx: with
+// SharedStorage, waiting for byte-range locks that others hold ends with
+// an error wrapping EINTR when ctx is cancelled, before anything is
+// written (see Options.LockTimeout).
+func (f *File) WriteAtContext(ctx context.Context, data []byte, off int64) (int, error) {
 	if err := f.checkRange(off, len(data)); err != nil {
 		return 0, err
 	}
 	if len(data) == 0 {
 		return 0, nil
 	}
-	h := f.writeLock(uint64(off), uint64(len(data)))
+	h, err := f.writeLock(ctx, uint64(off), uint64(len(data)))
+	if err != nil {
+		return 0, err
+	}
 	n, err := f.writeLocked(data, uint64(off), h)
 	if h.ext != 0 {
 		f.leave(h.ext, err == nil)
@@ -60,9 +72,13 @@ func (f *File) WriteAt(data []byte, off int64) (int, error) {
 // Append writes data at the current end of file, atomically with respect
 // to all other operations on the inode, for files opened with O_APPEND. It
 // returns the offset at which data was written and the number of bytes
-// written.
-func (f *File) Append(data []byte) (off int64, n int, err error) {
-	defer f.release(f.exclusiveLock())
+// written. ctx ends a wait for locks as in WriteAtContext.
+func (f *File) Append(ctx context.Context, data []byte) (off int64, n int, err error) {
+	h, err := f.exclusiveLock(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.release(h)
 	_, ps, err := f.sizes()
 	if err != nil {
 		return 0, 0, err

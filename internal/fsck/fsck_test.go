@@ -144,7 +144,7 @@ func (f *fsys) file(p string, content []byte, truncate uint64) {
 		}
 	}
 	if truncate > 0 {
-		if err := cf.Truncate(truncate); err != nil {
+		if err := cf.Truncate(context.Background(), truncate); err != nil {
 			f.t.Fatal(err)
 		}
 	}

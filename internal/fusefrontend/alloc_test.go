@@ -18,11 +18,19 @@ import (
 // fresh CIPHERDIR (closed at the end of the test).
 func allocTestRoot(t *testing.T) *RootNode {
 	t.Helper()
+	return allocTestRootArgs(t, Args{})
+}
+
+// allocTestRootArgs is allocTestRoot with args (CipherDir and Logger are
+// filled in).
+func allocTestRootArgs(t *testing.T, args Args) *RootNode {
+	t.Helper()
 	if testing.Short() || testutil.RaceEnabled {
 		t.Skip("allocation counts are not meaningful under -race")
 	}
 	core := coretest.New(t, coretest.Options{MasterKey: make([]byte, cryptocore.KeyLen), HKDF: true, Names: nametransform.Options{Raw64: true}})
-	rn, err := NewRootNode(Args{CipherDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)}, core.NT, core.CE)
+	args.CipherDir, args.Logger = t.TempDir(), slog.New(slog.DiscardHandler)
+	rn, err := NewRootNode(args, core.NT, core.CE)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,9 +41,20 @@ func allocTestRoot(t *testing.T) *RootNode {
 // TestAllocsReadWrite counts the allocations of the Read and Write request
 // handlers in steady state (no mount needed: the handlers only use the
 // file handle). A 128 KiB request (the kernel's usual size) must not
-// allocate per block; with one CPU it allocates nothing at all.
+// allocate per block; with one CPU it allocates nothing at all. Also with
+// -sharedstorage, whose byte-range locks wait with the request's context
+// (a cancellable one, as go-fuse hands out) when someone else holds them.
 func TestAllocsReadWrite(t *testing.T) {
-	rn := allocTestRoot(t)
+	t.Run("default", func(t *testing.T) { testAllocsReadWrite(t, Args{}, context.Background()) })
+	t.Run("sharedstorage", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		testAllocsReadWrite(t, Args{SharedStorage: true}, ctx)
+	})
+}
+
+func testAllocsReadWrite(t *testing.T, args Args, ctx context.Context) {
+	rn := allocTestRootArgs(t, args)
 	fd, err := unix.Openat(rn.rootFd, "f", unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +64,6 @@ func TestAllocsReadWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rn.releaseFile(f)
-	ctx := context.Background()
 	data := make([]byte, 128<<10)
 	if _, errno := rn.Node.Write(ctx, f, data, 0); errno != 0 {
 		t.Fatal(errno)
@@ -66,7 +84,7 @@ func TestAllocsReadWrite(t *testing.T) {
 			}
 		}},
 		{"Write extending", func() {
-			size, err := f.cf.Size()
+			size, err := f.cf.Size(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

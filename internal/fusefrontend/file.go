@@ -148,7 +148,7 @@ func (rn *RootNode) newFile(fd int, flags uint32, st *unix.Stat_t) (*file, error
 
 // newFileStat is newFile for a caller that holds the stat st of fd.
 func (rn *RootNode) newFileStat(fd int, st *unix.Stat_t, flags uint32) (*file, error) {
-	cf, err := contentio.OpenStat(rn.table, rn.ce, fd, st, contentio.Options{NoPrealloc: rn.args.NoPrealloc, SharedStorage: rn.args.SharedStorage, Logger: rn.log})
+	cf, err := contentio.OpenStat(rn.table, rn.ce, fd, st, rn.contentOptions())
 	if err != nil {
 		syscallcompat.Close(fd)
 		return nil, err
@@ -156,6 +156,12 @@ func (rn *RootNode) newFileStat(fd int, st *unix.Stat_t, flags uint32) (*file, e
 	rn.openFiles.Add(1)
 	return &file{cf: cf, appendMode: flags&syscall.O_APPEND != 0 && !rn.args.Writeback, direct: flags&syscall.O_DIRECT != 0,
 		readOnly: flags&syscall.O_ACCMODE == syscall.O_RDONLY}, nil
+}
+
+// contentOptions are the options of every contentio.File of the mount:
+// all Files of one Table must agree on SharedStorage.
+func (rn *RootNode) contentOptions() contentio.Options {
+	return contentio.Options{NoPrealloc: rn.args.NoPrealloc, SharedStorage: rn.args.SharedStorage, Logger: rn.log}
 }
 
 func (rn *RootNode) openFlags() uint32 {
@@ -174,7 +180,7 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	defer fuseutil.Recover(rn.log, "Open", &errno)
 	rn.enter("Open")
 	var st unix.Stat_t
-	f, err := n.open(int(flags), &st)
+	f, err := n.open(ctx, int(flags), &st)
 	if err != nil {
 		return nil, 0, n.toErrno("Open", err)
 	}
@@ -214,7 +220,7 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 // with its stat taken at the open. The regular backing name is tried
 // first (withEntry): a file that exists under it opens in four system
 // calls (see syscallcompat.OpenRegularAt).
-func (n *Node) open(flags int, st *unix.Stat_t) (*file, error) {
+func (n *Node) open(ctx context.Context, flags int, st *unix.Stat_t) (*file, error) {
 	rn := n.rn
 	if rn.args.ReadOnly && (flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0) {
 		return nil, syscall.EROFS
@@ -233,7 +239,7 @@ func (n *Node) open(flags int, st *unix.Stat_t) (*file, error) {
 		return nil, err
 	}
 	if flags&unix.O_TRUNC != 0 {
-		if err := f.cf.Truncate(0); err != nil {
+		if err := f.cf.Truncate(ctx, 0); err != nil {
 			rn.releaseFile(f)
 			return nil, err
 		}
@@ -347,7 +353,7 @@ func (n *Node) create(ctx context.Context, name string, flags int, mode uint32, 
 		return nil, nil, err
 	}
 	if existed && flags&unix.O_TRUNC != 0 {
-		err := f.cf.Truncate(0)
+		err := f.cf.Truncate(ctx, 0)
 		if err == nil {
 			err = rn.killPrivFd(ctx, f.cf.Fd(), false)
 		}
@@ -386,7 +392,7 @@ func (n *Node) Read(ctx context.Context, fh fs.FileHandle, dest []byte, off int6
 	if !ok {
 		return nil, syscall.EBADF
 	}
-	nr, err := f.cf.ReadAt(dest, off)
+	nr, err := f.cf.ReadAtContext(ctx, dest, off)
 	if err != nil && err != io.EOF {
 		return nil, n.toErrno("Read", err)
 	}
@@ -420,10 +426,10 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 		if err != nil {
 			return 0, n.toErrno("Write", err)
 		}
-		nw, err := f.cf.WriteAt(data, off)
+		nw, err := f.cf.WriteAtContext(ctx, data, off)
 		rn.space.wrote(nw)
 		if err != nil {
-			n.lostWrite(f, off, len(data), err)
+			n.lostWrite(ctx, f, off, len(data), err)
 		}
 		err = errors.Join(err, mt.done(f.cf.Fd(), ts, nw > 0))
 		if err != nil {
@@ -437,9 +443,9 @@ func (n *Node) Write(ctx context.Context, fh fs.FileHandle, data []byte, off int
 	var nw int
 	var err error
 	if f.appendMode {
-		_, nw, err = f.cf.Append(data)
+		_, nw, err = f.cf.Append(ctx, data)
 	} else {
-		nw, err = f.cf.WriteAt(data, off)
+		nw, err = f.cf.WriteAtContext(ctx, data, off)
 	}
 	rn.space.wrote(nw)
 	if err != nil {
@@ -523,7 +529,7 @@ func (n *Node) Allocate(ctx context.Context, fh fs.FileHandle, off uint64, size 
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	return n.toErrno("Allocate", f.cf.Allocate(off, size, mode))
+	return n.toErrno("Allocate", f.cf.Allocate(ctx, off, size, mode))
 }
 
 var _ = (fs.NodeLseeker)((*Node)(nil))
@@ -550,9 +556,9 @@ func (n *Node) Lseek(ctx context.Context, fh fs.FileHandle, off uint64, whence u
 	var err error
 	switch whence {
 	case unix.SEEK_DATA:
-		res, err = f.cf.SeekData(off)
+		res, err = f.cf.SeekData(ctx, off)
 	case unix.SEEK_HOLE:
-		res, err = f.cf.SeekHole(off)
+		res, err = f.cf.SeekHole(ctx, off)
 	default:
 		return 0, syscall.EINVAL
 	}

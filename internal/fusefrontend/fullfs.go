@@ -1,6 +1,7 @@
 package fusefrontend
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strconv"
@@ -285,7 +286,7 @@ func (n *Node) flushBeforeWrite(f *file) syscall.Errno {
 
 // lostWrite handles a failed page-cache write-back of len bytes at off
 // through f (see the top of this file).
-func (n *Node) lostWrite(f *file, off int64, length int, err error) {
+func (n *Node) lostWrite(ctx context.Context, f *file, off int64, length int, err error) {
 	st := n.state()
 	errno := syscall.EIO
 	var e syscall.Errno
@@ -296,10 +297,10 @@ func (n *Node) lostWrite(f *file, off int64, length int, err error) {
 	st.lost.Add(1)
 	n.rn.space.forceLow()
 	end := uint64(off) + uint64(length)
-	if size, err := f.cf.Size(); err == nil && size < end {
+	if size, err := f.cf.Size(ctx); err == nil && size < end {
 		// The kernel keeps its own size under the writeback cache:
 		// the file must have it also after a remount.
-		if err := f.cf.Truncate(end); err != nil {
+		if err := f.cf.Truncate(ctx, end); err != nil {
 			n.rn.log.Warn("could not extend a file to the size the kernel shows after a failed write-back", "ino", f.cf.Ino(), "size", end, "err", err)
 		}
 	}

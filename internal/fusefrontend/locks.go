@@ -45,12 +45,13 @@ import (
 //     handle's own backing fd and go when the handle is released.
 //   - A waiting request (F_SETLKW, flock without LOCK_NB) never blocks a
 //     thread: it tries without waiting and, on a conflict, sleeps in its
-//     goroutine until a local unlock wakes it or a poll interval (growing
-//     from minLockPoll to maxLockPoll) passes, and returns EINTR as soon as
-//     the kernel interrupts the request (a signal or SIGKILL of the waiter:
-//     FUSE_INTERRUPT cancels the request's context). However many
-//     requests wait, they cost goroutines, not OS threads. A lock released
-//     by another mount or machine is noticed within maxLockPoll.
+//     goroutine until a local unlock wakes it or a poll interval passes
+//     (syscallcompat.WaitLock, shared with the internal locks of
+//     contentio), and returns EINTR as soon as the kernel interrupts the
+//     request (a signal or SIGKILL of the waiter: FUSE_INTERRUPT cancels
+//     the request's context). However many requests wait, they cost
+//     goroutines, not OS threads. A lock released by another mount or
+//     machine is noticed within syscallcompat.MaxLockPoll.
 //
 // Application locks are limited to offsets below contentio.LockBase, where
 // the internal locks of -sharedstorage (which live on the handles' fds at
@@ -60,13 +61,6 @@ import (
 // forwarded locks; F_GETLK reports no pid (l_pid 0); a waiter is not
 // queued, so a lock taken and released in quick succession by others can
 // keep it waiting.
-
-const (
-	// minLockPoll and maxLockPoll bound the interval at which a waiting
-	// lock request retries while nothing local wakes it.
-	minLockPoll = time.Millisecond
-	maxLockPoll = 50 * time.Millisecond
-)
 
 // lockTable holds the lock owners of a mount that forwards locks. All
 // methods are safe for concurrent use.
@@ -252,45 +246,26 @@ func (t *lockTable) wake() {
 
 // wait runs try until it succeeds or fails with something else than a
 // conflict. Without block the first outcome is returned. A blocking wait
-// ends with EINTR when ctx is cancelled (the kernel interrupted the
-// request).
+// sleeps in the request's goroutine until a local release (wake) or a poll
+// interval passes, and ends with EINTR when ctx is cancelled (the kernel
+// interrupted the request); see syscallcompat.WaitLock. It has no
+// deadline: F_SETLKW waits as long as the holder wants, as on a local
+// filesystem.
 func (t *lockTable) wait(ctx context.Context, block bool, try func() error) error {
 	if !block {
 		return try()
 	}
-	delay := minLockPoll
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for {
-		// Take the wake channel before trying: a release after a
-		// failed try closes this one.
-		t.mu.Lock()
-		if t.released == nil {
-			t.released = make(chan struct{})
-		}
-		ch := t.released
-		t.mu.Unlock()
-		err := try()
-		if !isConflict(err) {
-			return err
-		}
-		timer.Reset(delay)
-		select {
-		case <-ctx.Done():
-			return syscallcompat.Interrupted
-		case <-ch:
-			delay = minLockPoll
-		case <-timer.C:
-			delay = min(2*delay, maxLockPoll)
-		}
-		timer.Stop()
-	}
+	return syscallcompat.WaitLock(ctx, time.Time{}, t.wakeChan, try)
 }
 
-// isConflict reports whether a non-blocking lock attempt failed because
-// someone holds a conflicting lock.
-func isConflict(err error) bool {
-	return err == syscall.EAGAIN || err == syscall.EACCES
+// wakeChan returns the channel that the next local release closes.
+func (t *lockTable) wakeChan() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.released == nil {
+		t.released = make(chan struct{})
+	}
+	return t.released
 }
 
 // reopenForLocks opens a new open file description of the file open as fd,

@@ -135,7 +135,7 @@ func (rn *RootNode) setattrStat(ctx context.Context, f *file, e *entry, in *fuse
 	if err := rn.checkSetgid(ctx, f, e, in); err != nil {
 		return false, err
 	}
-	if changed, err = rn.setattr(f, e, in); err != nil {
+	if changed, err = rn.setattr(ctx, f, e, in); err != nil {
 		return changed, err
 	}
 	var st unix.Stat_t
@@ -175,7 +175,7 @@ func (rn *RootNode) setattrStat(ctx context.Context, f *file, e *entry, in *fuse
 
 // setattr makes the changes of in other than the set-id clearing; changed
 // reports whether one was made before an error.
-func (rn *RootNode) setattr(f *file, e *entry, in *fuse.SetAttrIn) (changed bool, err error) {
+func (rn *RootNode) setattr(ctx context.Context, f *file, e *entry, in *fuse.SetAttrIn) (changed bool, err error) {
 	// Owner first: chown clears set-id bits that a chmod in the same
 	// request may set.
 	uid, uok := in.GetUID()
@@ -214,9 +214,9 @@ func (rn *RootNode) setattr(f *file, e *entry, in *fuse.SetAttrIn) (changed bool
 	if size, ok := in.GetSize(); ok {
 		var err error
 		if f != nil {
-			err = f.cf.Truncate(size)
+			err = f.cf.Truncate(ctx, size)
 		} else {
-			err = rn.truncateEntry(e, size)
+			err = rn.truncateEntry(ctx, e, size)
 		}
 		if err != nil {
 			return changed, err
@@ -255,7 +255,7 @@ func (rn *RootNode) setattr(f *file, e *entry, in *fuse.SetAttrIn) (changed bool
 // truncateEntry changes the plaintext size of a file that the kernel did
 // not name by handle. It still goes through the shared contentio table, so
 // it is serialized with writers on other handles of the inode.
-func (rn *RootNode) truncateEntry(e *entry, size uint64) error {
+func (rn *RootNode) truncateEntry(ctx context.Context, e *entry, size uint64) error {
 	var st unix.Stat_t
 	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
 		return err
@@ -271,12 +271,12 @@ func (rn *RootNode) truncateEntry(e *entry, size uint64) error {
 	if err != nil {
 		return err
 	}
-	cf, err := contentio.Open(rn.table, rn.ce, fd, contentio.Options{NoPrealloc: rn.args.NoPrealloc, Logger: rn.log})
+	cf, err := contentio.Open(rn.table, rn.ce, fd, rn.contentOptions())
 	if err != nil {
 		syscallcompat.Close(fd)
 		return err
 	}
-	err = cf.Truncate(size)
+	err = cf.Truncate(ctx, size)
 	if cerr := cf.Close(); err == nil {
 		err = cerr
 	}

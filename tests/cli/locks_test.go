@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"gocryptfs/internal/contentio"
 	"gocryptfs/internal/testutil"
 )
 
@@ -45,6 +46,10 @@ const (
 //	alarm  wait, with a SIGALRM handler installed without SA_RESTART, so
 //	       that a SIGALRM makes a waiting F_SETLKW fail with EINTR
 //	many   manyWaiters open descriptors, each waiting in F_OFD_SETLKW
+//	read   an O_DIRECT read of the file (a READ request that the reader
+//	       waits for in read(2), not in the page cache)
+//	reads  an O_DIRECT read of each regular file in the directory PATH,
+//	       all at once
 const lockProbeEnv = "GOCRYPTFS_TEST_LOCK_PROBE"
 
 // manyWaiters is the number of waiting lock requests of the "many" probe.
@@ -59,8 +64,23 @@ func lockProbe() (code int, ok bool) {
 		return 0, false
 	}
 	kind, path, _ := strings.Cut(v, ":")
-	if kind == "many" {
+	switch kind {
+	case "many":
 		return probeMany(path), true
+	case "read":
+		return probeReads([]string{path}), true
+	case "reads":
+		ents, err := os.ReadDir(path)
+		if err != nil {
+			return probeFailed, true
+		}
+		var paths []string
+		for _, e := range ents {
+			if e.Type().IsRegular() {
+				paths = append(paths, filepath.Join(path, e.Name()))
+			}
+		}
+		return probeReads(paths), true
 	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -145,6 +165,35 @@ func probeMany(path string) int {
 	return code
 }
 
+// probeReads reads the start of each file in paths with O_DIRECT, each in
+// a goroutine (so each in a thread of its own while it waits in read(2)),
+// and exits probeGot when every read returned data.
+func probeReads(paths []string) int {
+	var wg sync.WaitGroup
+	var failed sync.Once
+	code := probeGot
+	for _, p := range paths {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_DIRECT, 0)
+			if err == nil {
+				var n int
+				n, err = f.Read(make([]byte, 4096))
+				if err == nil && n == 0 {
+					err = errors.New("empty read")
+				}
+				f.Close()
+			}
+			if err != nil {
+				failed.Do(func() { code = probeFailed })
+			}
+		}()
+	}
+	wg.Wait()
+	return code
+}
+
 // kernelSigaction is the kernel's struct sigaction on amd64 and arm64.
 type kernelSigaction struct {
 	handler  uintptr
@@ -217,10 +266,11 @@ func probeExit(t *testing.T, cmd *exec.Cmd, timeout time.Duration) int {
 	return -1
 }
 
-// blockedInSetlkw returns the threads of pid that wait in fcntl(F_SETLKW)
-// or fcntl(F_OFD_SETLKW) (/proc/PID/task/TID/syscall: number and
-// arguments of the system call a blocked thread is in).
-func blockedInSetlkw(pid int) []int {
+// blockedIn returns the threads of pid that are in a system call for which
+// match (given its number and first two arguments) holds
+// (/proc/PID/task/TID/syscall: number and arguments of the system call a
+// blocked thread is in).
+func blockedIn(pid int, match func(nr int, arg1, arg2 uint64) bool) []int {
 	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	var tids []int
 	for _, e := range tasks {
@@ -229,11 +279,13 @@ func blockedInSetlkw(pid int) []int {
 			continue
 		}
 		f := strings.Fields(string(b))
-		if len(f) < 3 || f[0] != strconv.Itoa(unix.SYS_FCNTL) {
+		if len(f) < 3 {
 			continue
 		}
-		cmd, err := strconv.ParseUint(strings.TrimPrefix(f[2], "0x"), 16, 64)
-		if err == nil && (cmd == unix.F_SETLKW || cmd == unix.F_OFD_SETLKW) {
+		nr, err1 := strconv.Atoi(f[0])
+		arg1, err2 := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 64)
+		arg2, err3 := strconv.ParseUint(strings.TrimPrefix(f[2], "0x"), 16, 64)
+		if err1 == nil && err2 == nil && err3 == nil && match(nr, arg1, arg2) {
 			tid, _ := strconv.Atoi(e.Name())
 			tids = append(tids, tid)
 		}
@@ -241,17 +293,34 @@ func blockedInSetlkw(pid int) []int {
 	return tids
 }
 
+// inSetlkw matches fcntl(F_SETLKW) and fcntl(F_OFD_SETLKW) for blockedIn.
+func inSetlkw(nr int, _, cmd uint64) bool {
+	return nr == unix.SYS_FCNTL && (cmd == unix.F_SETLKW || cmd == unix.F_OFD_SETLKW)
+}
+
+// inRead matches read(2) and pread(2) for blockedIn.
+func inRead(nr int, _, _ uint64) bool {
+	return nr == unix.SYS_READ || nr == unix.SYS_PREAD64
+}
+
 // waitBlocked waits until n threads of cmd wait for a lock and returns
 // them. A lock request that reached the kernel is sent to the daemon
 // before the thread sleeps.
 func waitBlocked(t *testing.T, cmd *exec.Cmd, n int) []int {
 	t.Helper()
+	return waitBlockedIn(t, cmd, n, inSetlkw)
+}
+
+// waitBlockedIn waits until n threads of cmd are in a system call that
+// match accepts (see blockedIn) and returns them.
+func waitBlockedIn(t *testing.T, cmd *exec.Cmd, n int, match func(nr int, arg1, arg2 uint64) bool) []int {
+	t.Helper()
 	var tids []int
 	if !testutil.WaitFor(testutil.RunTimeout, func() bool {
-		tids = blockedInSetlkw(cmd.Process.Pid)
+		tids = blockedIn(cmd.Process.Pid, match)
 		return len(tids) >= n
 	}) {
-		t.Fatalf("%d of %d lock requests of the probe are waiting", len(tids), n)
+		t.Fatalf("%d of %d requests of the probe are waiting", len(tids), n)
 	}
 	return tids
 }
@@ -296,6 +365,17 @@ func threadCount(t *testing.T, pid int) int {
 // file the test created.
 func backingFile(t *testing.T, cipherdir string) string {
 	t.Helper()
+	found := backingFiles(t, cipherdir)
+	if len(found) != 1 {
+		t.Fatalf("want one ciphertext file, have %q", found)
+	}
+	return found[0]
+}
+
+// backingFiles returns the regular files in the CIPHERDIR root besides the
+// config and the directory IV: the ciphertext files of the root.
+func backingFiles(t *testing.T, cipherdir string) []string {
+	t.Helper()
 	ents, err := os.ReadDir(cipherdir)
 	if err != nil {
 		t.Fatal(err)
@@ -306,8 +386,25 @@ func backingFile(t *testing.T, cipherdir string) string {
 			found = append(found, filepath.Join(cipherdir, e.Name()))
 		}
 	}
+	return found
+}
+
+// onlySubdir returns the only directory in the CIPHERDIR root: the
+// ciphertext directory of the one plaintext directory the test created.
+func onlySubdir(t *testing.T, cipherdir string) string {
+	t.Helper()
+	ents, err := os.ReadDir(cipherdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, e := range ents {
+		if e.IsDir() {
+			found = append(found, filepath.Join(cipherdir, e.Name()))
+		}
+	}
 	if len(found) != 1 {
-		t.Fatalf("want one ciphertext file, have %q", found)
+		t.Fatalf("want one ciphertext directory, have %q", found)
 	}
 	return found[0]
 }
@@ -317,17 +414,25 @@ func backingFile(t *testing.T, cipherdir string) string {
 // it at the end in any case, before the mounts go.
 func holdLock(t *testing.T, path string) (release func()) {
 	t.Helper()
+	return holdLockFrom(t, path, unix.F_SETLK, 0)
+}
+
+// holdLockFrom is holdLock for the range from start to the end of file
+// and beyond, with the lock command cmd: F_SETLK (owned by this process)
+// or F_OFD_SETLK (owned by an open file description of its own).
+func holdLockFrom(t *testing.T, path string, cmd int, start int64) (release func()) {
+	t.Helper()
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK}); err != nil {
+	if err := unix.FcntlFlock(f.Fd(), cmd, &unix.Flock_t{Type: unix.F_WRLCK, Start: start}); err != nil {
 		t.Fatalf("lock %s: %v", path, err)
 	}
 	var once sync.Once
 	release = func() {
 		once.Do(func() {
-			unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_UNLCK})
+			unix.FcntlFlock(f.Fd(), cmd, &unix.Flock_t{Type: unix.F_UNLCK, Start: start})
 			f.Close()
 		})
 	}
@@ -643,4 +748,66 @@ func TestLockWaitersThreads(t *testing.T) {
 	if got := probeExit(t, cmd, testutil.RunTimeout); got != probeGot {
 		t.Errorf("waiters after the release: exit %d, want %d", got, probeGot)
 	}
+}
+
+// TestSharedStorageReadInterruptible: with -sharedstorage, a read waits
+// for the internal byte-range locks (at contentio.LockBase and beyond) on
+// the ciphertext file, which anyone who can write CIPHERDIR can hold as
+// long as it likes, here another open file description of this process.
+// A reader waiting for them dies at once when killed with SIGKILL (the
+// daemon gets FUSE_INTERRUPT and answers), not when the holder lets go,
+// and however many readers wait, the daemon's thread count stays bounded.
+// Once the holder lets go, every read completes.
+func TestSharedStorageReadInterruptible(t *testing.T) {
+	const readers, maxThreads = 100, 60
+	dir := initFS(t)
+	mnt := mountFS(t, dir, "-extpass", "echo test", "-sharedstorage")
+	pid := daemonPid(t, mnt)
+	if pid == 0 {
+		t.Fatal("daemon not found")
+	}
+	t.Run("SIGKILL", func(t *testing.T) {
+		p := filepath.Join(mnt, "f")
+		if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		release := holdLockFrom(t, backingFile(t, dir), unix.F_OFD_SETLK, contentio.LockBase)
+		cmd := startProbe(t, "read", p)
+		waitBlockedIn(t, cmd, 1, inRead)
+		cmd.Process.Kill()
+		if _, stuck := awaitWaiter(t, cmd, release); stuck != "" {
+			t.Errorf("a reader killed with SIGKILL was still there (state %s) until the lock holder let go", stuck)
+		}
+	})
+	t.Run("threads", func(t *testing.T) {
+		sub := filepath.Join(mnt, "many")
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range readers {
+			if err := os.WriteFile(filepath.Join(sub, strconv.Itoa(i)), []byte("data"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var releases []func()
+		for _, p := range backingFiles(t, onlySubdir(t, dir)) {
+			releases = append(releases, holdLockFrom(t, p, unix.F_OFD_SETLK, contentio.LockBase))
+		}
+		if len(releases) != readers {
+			t.Fatalf("%d ciphertext files, want %d", len(releases), readers)
+		}
+		cmd := startProbe(t, "reads", sub)
+		waitBlockedIn(t, cmd, readers, inRead)
+		n := threadCount(t, pid)
+		t.Logf("daemon threads with %d waiting readers: %d", readers, n)
+		if n >= maxThreads {
+			t.Errorf("daemon has %d threads with %d readers waiting for locks, want < %d", n, readers, maxThreads)
+		}
+		for _, r := range releases {
+			r()
+		}
+		if got := probeExit(t, cmd, testutil.RunTimeout); got != probeGot {
+			t.Errorf("readers after the release: exit %d, want %d", got, probeGot)
+		}
+	})
 }
