@@ -55,11 +55,11 @@ type Options struct {
 	// mounts safe with byte-range locks and disables the file ID cache
 	// (see shared.go). All Files of one Table must agree on it.
 	SharedStorage bool
-	// LockTimeout bounds how long an operation waits, with SharedStorage,
+	// lockTimeout bounds how long an operation waits, with SharedStorage,
 	// for byte-range locks that others hold on the backing file before it
-	// fails with EIO (0: DefaultLockTimeout). The wait also ends, with
+	// fails with EIO (0: DefaultLockTimeout, what the mount uses; tests set it shorter). The wait also ends, with
 	// EINTR, when the context of the operation is cancelled.
-	LockTimeout time.Duration
+	lockTimeout time.Duration
 	// Logger receives corruption reports and warnings. nil discards them.
 	Logger *slog.Logger
 }

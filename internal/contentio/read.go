@@ -27,7 +27,7 @@ func (f *File) ReadAt(dst []byte, off int64) (int, error) {
 
 // ReadAtContext is ReadAt on behalf of a request with context ctx: with
 // SharedStorage, waiting for byte-range locks that others hold ends with
-// an error wrapping EINTR when ctx is cancelled (see Options.LockTimeout).
+// an error wrapping EINTR when ctx is cancelled (see Options.lockTimeout).
 func (f *File) ReadAtContext(ctx context.Context, dst []byte, off int64) (int, error) {
 	if len(dst) == 0 {
 		return 0, nil

@@ -47,7 +47,7 @@ import (
 // there or anywhere else, for as long as it likes. So waiting for a lock
 // never holds an OS thread and ends when the caller's request is
 // interrupted (a signal, SIGKILL included: EINTR) or after
-// Options.LockTimeout (EIO, logged): see ofdLock. Requests of this mount
+// Options.lockTimeout (EIO, logged): see ofdLock. Requests of this mount
 // queued behind a waiter for the same inode wait the same way (the
 // per-inode serialization is a semaphore, Table's entry.serial, not a
 // mutex), from the moment they arrive: a queue behind a lock held
@@ -70,7 +70,7 @@ var wholeFile = lockSpan{0, 0}
 var headerSpan = lockSpan{0, contentenc.HeaderLen}
 
 // DefaultLockTimeout is the longest an operation waits for the
-// byte-range locks of SharedStorage when Options.LockTimeout is 0. Another
+// byte-range locks of SharedStorage when Options.lockTimeout is 0. Another
 // mount holds them only while it reads or writes some blocks or changes
 // the size: milliseconds, or seconds on a slow network filesystem. A lock
 // held longer is most likely held by someone who wants the mount to hang
@@ -86,12 +86,12 @@ func (f *File) lockDeadline() time.Time {
 	return time.Now().Add(f.lockTimeout())
 }
 
-// lockTimeout is Options.LockTimeout or its default.
+// lockTimeout is Options.lockTimeout or its default.
 func (f *File) lockTimeout() time.Duration {
-	if f.opts.LockTimeout <= 0 {
+	if f.opts.lockTimeout <= 0 {
 		return DefaultLockTimeout
 	}
-	return f.opts.LockTimeout
+	return f.opts.lockTimeout
 }
 
 // ofdLock sets the internal lock typ (F_RDLCK or F_WRLCK) on span, waiting

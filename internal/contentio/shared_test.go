@@ -197,7 +197,7 @@ func TestSharedStorageLockWaitCancel(t *testing.T) {
 	ce := newCE(t, cryptocore.AESGCM)
 	for _, op := range sharedOps {
 		t.Run(op.name, func(t *testing.T) {
-			f, path := newFile(t, ce, Options{SharedStorage: true, LockTimeout: time.Hour})
+			f, path := newFile(t, ce, Options{SharedStorage: true, lockTimeout: time.Hour})
 			want := bytes.Repeat([]byte("0123456789"), 1000)
 			if _, err := f.WriteAt(want, 0); err != nil {
 				t.Fatal(err)
@@ -238,7 +238,7 @@ func TestSharedStorageQueuedCancel(t *testing.T) {
 		t.Run(op.name, func(t *testing.T) {
 			// No timeout before the hang detector's: only the
 			// cancellation may end the queued request's wait.
-			f, path := newFile(t, ce, Options{SharedStorage: true, LockTimeout: time.Hour})
+			f, path := newFile(t, ce, Options{SharedStorage: true, lockTimeout: time.Hour})
 			if _, err := f.WriteAt(make([]byte, 10000), 0); err != nil {
 				t.Fatal(err)
 			}
@@ -266,13 +266,13 @@ func TestSharedStorageQueuedCancel(t *testing.T) {
 }
 
 // TestSharedStorageLockTimeout: a lock that someone else keeps past
-// Options.LockTimeout fails the operation with EIO (nothing is changed)
+// Options.lockTimeout fails the operation with EIO (nothing is changed)
 // and is logged once per inode; a request without a deadline of its own
 // (context.Background) still ends.
 func TestSharedStorageLockTimeout(t *testing.T) {
 	ce := newCE(t, cryptocore.AESGCM)
 	var logBuf syncBuffer
-	opts := Options{SharedStorage: true, LockTimeout: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))}
+	opts := Options{SharedStorage: true, lockTimeout: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))}
 	f, path := newFile(t, ce, opts)
 	if _, err := f.WriteAt(make([]byte, 10000), 0); err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ func (f *File) WriteAt(data []byte, off int64) (int, error) {
 // WriteAtContext is WriteAt on behalf of a request with context ctx: with
 // SharedStorage, waiting for byte-range locks that others hold ends with
 // an error wrapping EINTR when ctx is cancelled, before anything is
-// written (see Options.LockTimeout).
+// written (see Options.lockTimeout).
 func (f *File) WriteAtContext(ctx context.Context, data []byte, off int64) (int, error) {
 	if err := f.checkRange(off, len(data)); err != nil {
 		return 0, err
