@@ -57,8 +57,9 @@ type Options struct {
 	SharedStorage bool
 	// lockTimeout bounds how long an operation waits, with SharedStorage,
 	// for byte-range locks that others hold on the backing file before it
-	// fails with EIO (0: DefaultLockTimeout, what the mount uses; tests set it shorter). The wait also ends, with
-	// EINTR, when the context of the operation is cancelled.
+	// fails with EIO (0: DefaultLockTimeout, what the mount uses; only
+	// tests set it shorter). The wait also ends, with EINTR, when the
+	// context of the operation is cancelled.
 	lockTimeout time.Duration
 	// Logger receives corruption reports and warnings. nil discards them.
 	Logger *slog.Logger
