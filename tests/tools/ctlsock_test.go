@@ -153,6 +153,8 @@ func TestCtlsockLifecycle(t *testing.T) {
 	mnt := testutil.NewDir(t, "mnt")
 	sock := filepath.Join(t.TempDir(), "ctl.sock")
 	cmd := exec.Command(gocryptfsBin, "-fg", "-ctlsock", sock, dir, mnt)
+	var out testutil.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +183,9 @@ func TestCtlsockLifecycle(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	stdin.Write([]byte(testutil.Password + "\n"))
 	stdin.Close()
-	waitFor(t, "the mount", func() bool { return testutil.IsMounted(mnt) })
+	// Ready, not only in the mount table: an unmount before the daemon
+	// finished mounting fails the mount (exit 19), rightly.
+	waitFor(t, "the mount", func() bool { return strings.Contains(out.String(), "mounted and ready") })
 	select {
 	case r := <-answer:
 		testutil.Expect(t, r, 0)
@@ -195,7 +199,7 @@ func TestCtlsockLifecycle(t *testing.T) {
 	select {
 	case <-exited:
 		if waitErr != nil {
-			t.Errorf("gocryptfs exited with %v after unmount", waitErr)
+			t.Errorf("gocryptfs exited with %v after unmount; output:\n%s", waitErr, out.String())
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("gocryptfs did not exit after unmount")
