@@ -97,7 +97,7 @@ type Problem struct {
 	// AltIV is, for a SyncConflict entry whose name decrypts only under a
 	// conflict copy of gocryptfs.diriv, the name of that copy. Such a
 	// copy may also have been planted by whoever holds the storage
-	// (docs/threat-model-notes/alt-diriv.md), so it is named.
+	// (docs/threat-model.md, "Alternate directory IVs"), so it is named.
 	AltIV string
 }
 

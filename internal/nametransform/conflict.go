@@ -24,9 +24,10 @@ import (
 // their own name. Whoever holds the storage can plant a copy of another
 // directory's IV file (IV files are not secret) together with that
 // directory's entries; decorating keeps those entries from passing for
-// this directory's own (docs/threat-model-notes/alt-diriv.md). Names that
-// decrypt under the main IV are never affected by alternative IVs, except
-// for PreferAlt's invalid-UTF-8 case, which is then decorated too.
+// this directory's own (docs/threat-model.md, "Alternate directory IVs").
+// Names that decrypt under the main IV are never affected by alternative
+// IVs, except for PreferAlt's invalid-UTF-8 case, which is then decorated
+// too.
 
 // AltIV is an alternative directory IV: the content of a sync tool's
 // conflict copy of gocryptfs.diriv, with the marker that tool added.

@@ -116,6 +116,31 @@ func TestDebugTrace(t *testing.T) {
 	}
 }
 
+// TestFusedebugTrace: -fusedebug logs what docs/cli.md 6.7 and the man
+// page warn of (issue 19, finding 7): plaintext names, symlink targets
+// and the first bytes of written data. Should go-fuse's trace ever stop
+// doing so, the warning would need updating, not the user.
+func TestFusedebugTrace(t *testing.T) {
+	dir := initFS(t)
+	mnt := newDir(t)
+	cmd, output := startFgArgs(t, dir, mnt, "-fusedebug")
+	if err := os.WriteFile(filepath.Join(mnt, "plainname"), []byte("secretdata"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("linktarget", filepath.Join(mnt, "link")); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	testutil.WaitExit(cmd, 20*time.Second)
+	out := output()
+	// The trace quotes the first 8 bytes of a WRITE's data.
+	for _, want := range []string{`"plainname"`, `"linktarget"`, `"secretda"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("-fusedebug output lacks %s:\n%s", want, out)
+		}
+	}
+}
+
 // TestZerokeyWarns: -zerokey must say loudly that the data is not
 // protected.
 func TestZerokeyWarns(t *testing.T) {

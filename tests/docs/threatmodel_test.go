@@ -1,6 +1,7 @@
 package docs_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -21,9 +22,16 @@ const threatModel = "docs/threat-model.md"
 // root package), a dot, a test function name and an optional /subtest.
 var citedTest = regexp.MustCompile("^`([a-z0-9][a-z0-9_./-]*)\\.((?:Test|Fuzz|Benchmark|Example)[A-Za-z0-9_]*)(/[^`]+)?`$")
 
-// pendingTest matches the placeholder of a claim whose test is being
-// written: "<pending: Finding N>".
-var pendingTest = regexp.MustCompile(`^<pending: Finding [1-7]>$`)
+// pendingTest is the one placeholder still allowed: the claim that
+// -sharedstorage's own byte-range lock waits are interruptible (issue 19,
+// finding 5), whose fix and test are being finished on another branch.
+// Every other claim of issue 19 cites its tests; a placeholder for any of
+// them, or a second one, fails. Delete this (and maxPending) once that
+// claim cites its test.
+const pendingTest = "<pending: Finding 5>"
+
+// maxPending is how many times pendingTest may appear.
+const maxPending = 1
 
 // testCitations returns the items of every line of text that starts
 // with "TEST:" (after indentation), with the line number; a list that
@@ -73,26 +81,23 @@ func topLevelFuncs(t *testing.T, dir string) map[string]bool {
 	return out
 }
 
-// TestThreatModelCitations: every test that docs/threat-model.md cites
-// exists as a function in the cited package, so that a renamed or
-// deleted test cannot leave a claim resting on nothing. Placeholders of
-// claims under work ("<pending: Finding N>") are accepted.
-func TestThreatModelCitations(t *testing.T) {
-	root, err := testutil.ProjectRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	items, lines := testCitations(readDoc(t, threatModel))
+// checkCitations checks the items of the TEST: lines of doc (project
+// root root) and returns one message per bad item, with the number of
+// citations checked and of placeholders seen.
+func checkCitations(t *testing.T, root, doc string) (errs []string, cited, pending int) {
+	t.Helper()
+	items, lines := testCitations(doc)
 	funcs := map[string]map[string]bool{}
-	cited, pending := 0, 0
 	for i, it := range items {
-		if pendingTest.MatchString(it) {
-			pending++
+		if it == pendingTest {
+			if pending++; pending > maxPending {
+				errs = append(errs, fmt.Sprintf("%s:%d: %s: only %d such placeholder allowed; cite the tests", threatModel, lines[i], it, maxPending))
+			}
 			continue
 		}
 		m := citedTest.FindStringSubmatch(it)
 		if m == nil {
-			t.Errorf("%s:%d: %q is neither `pkg/dir.TestName` nor <pending: Finding N>", threatModel, lines[i], it)
+			errs = append(errs, fmt.Sprintf("%s:%d: %q is not `pkg/dir.TestName` (no placeholder is accepted but one %s)", threatModel, lines[i], it, pendingTest))
 			continue
 		}
 		dir := m[1]
@@ -101,21 +106,62 @@ func TestThreatModelCitations(t *testing.T) {
 		}
 		if funcs[dir] == nil {
 			if _, err := os.Stat(filepath.Join(root, dir)); err != nil {
-				t.Errorf("%s:%d: %s: no package directory %s", threatModel, lines[i], it, dir)
+				errs = append(errs, fmt.Sprintf("%s:%d: %s: no package directory %s", threatModel, lines[i], it, dir))
 				continue
 			}
 			funcs[dir] = topLevelFuncs(t, filepath.Join(root, dir))
 		}
 		if !funcs[dir][m[2]] {
-			t.Errorf("%s:%d: %s: no func %s in %s", threatModel, lines[i], it, m[2], dir)
+			errs = append(errs, fmt.Sprintf("%s:%d: %s: no func %s in %s", threatModel, lines[i], it, m[2], dir))
 		}
 		cited++
+	}
+	return errs, cited, pending
+}
+
+// TestThreatModelCitations: every test that docs/threat-model.md cites
+// exists as a function in the cited package, so that a renamed or
+// deleted test cannot leave a claim resting on nothing. No placeholder is
+// accepted but pendingTest, at most maxPending times.
+func TestThreatModelCitations(t *testing.T) {
+	root, err := testutil.ProjectRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs, cited, pending := checkCitations(t, root, readDoc(t, threatModel))
+	for _, e := range errs {
+		t.Error(e)
 	}
 	t.Logf("%d test citations checked, %d pending", cited, pending)
 	// Guards the parser: a format it no longer understands must not make
 	// the check pass with nothing to check.
 	if cited < 50 {
 		t.Errorf("only %d citations found in %s; did the TEST: format change?", cited, threatModel)
+	}
+}
+
+// TestThreatModelCheck: the checker refuses a missing test, a missing
+// package, any placeholder but the allowed one, and the allowed one a
+// second time; real citations pass.
+func TestThreatModelCheck(t *testing.T) {
+	root, err := testutil.ProjectRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := "- a.\n  TEST: `tests/docs.TestThreatModelCheck`, `gocryptfs.TestNoTestOnlyFuncs`, " + pendingTest + "\n" +
+		"- b.\n  TEST: `tests/docs.TestNoSuchTest`, `no/such/dir.TestX`, <pending: Finding 3>, <pending: Finding 5 >, " + pendingTest + "\n"
+	errs, cited, pending := checkCitations(t, root, doc)
+	if cited != 3 || pending != 2 {
+		t.Errorf("cited %d, pending %d; want 3, 2", cited, pending)
+	}
+	want := []string{"no func TestNoSuchTest", "no package directory no/such/dir", "<pending: Finding 3>", "<pending: Finding 5 >", "only 1 such placeholder"}
+	if len(errs) != len(want) {
+		t.Fatalf("errors %q, want one for each of %q", errs, want)
+	}
+	for i, w := range want {
+		if !strings.Contains(errs[i], w) {
+			t.Errorf("error %d: %q lacks %q", i, errs[i], w)
+		}
 	}
 }
 
@@ -135,8 +181,5 @@ func TestThreatModelParser(t *testing.T) {
 		if citedTest.MatchString(items[i]) != ok {
 			t.Errorf("%q: citation match %v, want %v", items[i], !ok, ok)
 		}
-	}
-	if !pendingTest.MatchString(items[3]) || pendingTest.MatchString("<pending: Finding 8>") {
-		t.Error("pending placeholder not recognised")
 	}
 }
