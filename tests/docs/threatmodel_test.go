@@ -22,17 +22,6 @@ const threatModel = "docs/threat-model.md"
 // root package), a dot, a test function name and an optional /subtest.
 var citedTest = regexp.MustCompile("^`([a-z0-9][a-z0-9_./-]*)\\.((?:Test|Fuzz|Benchmark|Example)[A-Za-z0-9_]*)(/[^`]+)?`$")
 
-// pendingTest is the one placeholder still allowed: the claim that
-// -sharedstorage's own byte-range lock waits are interruptible (issue 19,
-// finding 5), whose fix and test are being finished on another branch.
-// Every other claim of issue 19 cites its tests; a placeholder for any of
-// them, or a second one, fails. Delete this (and maxPending) once that
-// claim cites its test.
-const pendingTest = "<pending: Finding 5>"
-
-// maxPending is how many times pendingTest may appear.
-const maxPending = 1
-
 // testCitations returns the items of every line of text that starts
 // with "TEST:" (after indentation), with the line number; a list that
 // ends in a comma continues on the next line.
@@ -84,20 +73,14 @@ func topLevelFuncs(t *testing.T, dir string) map[string]bool {
 // checkCitations checks the items of the TEST: lines of doc (project
 // root root) and returns one message per bad item, with the number of
 // citations checked and of placeholders seen.
-func checkCitations(t *testing.T, root, doc string) (errs []string, cited, pending int) {
+func checkCitations(t *testing.T, root, doc string) (errs []string, cited int) {
 	t.Helper()
 	items, lines := testCitations(doc)
 	funcs := map[string]map[string]bool{}
 	for i, it := range items {
-		if it == pendingTest {
-			if pending++; pending > maxPending {
-				errs = append(errs, fmt.Sprintf("%s:%d: %s: only %d such placeholder allowed; cite the tests", threatModel, lines[i], it, maxPending))
-			}
-			continue
-		}
 		m := citedTest.FindStringSubmatch(it)
 		if m == nil {
-			errs = append(errs, fmt.Sprintf("%s:%d: %q is not `pkg/dir.TestName` (no placeholder is accepted but one %s)", threatModel, lines[i], it, pendingTest))
+			errs = append(errs, fmt.Sprintf("%s:%d: %q is not `pkg/dir.TestName` (no placeholder is accepted)", threatModel, lines[i], it))
 			continue
 		}
 		dir := m[1]
@@ -116,23 +99,23 @@ func checkCitations(t *testing.T, root, doc string) (errs []string, cited, pendi
 		}
 		cited++
 	}
-	return errs, cited, pending
+	return errs, cited
 }
 
 // TestThreatModelCitations: every test that docs/threat-model.md cites
 // exists as a function in the cited package, so that a renamed or
 // deleted test cannot leave a claim resting on nothing. No placeholder is
-// accepted but pendingTest, at most maxPending times.
+// accepted.
 func TestThreatModelCitations(t *testing.T) {
 	root, err := testutil.ProjectRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs, cited, pending := checkCitations(t, root, readDoc(t, threatModel))
+	errs, cited := checkCitations(t, root, readDoc(t, threatModel))
 	for _, e := range errs {
 		t.Error(e)
 	}
-	t.Logf("%d test citations checked, %d pending", cited, pending)
+	t.Logf("%d test citations checked", cited)
 	// Guards the parser: a format it no longer understands must not make
 	// the check pass with nothing to check.
 	if cited < 50 {
@@ -141,20 +124,19 @@ func TestThreatModelCitations(t *testing.T) {
 }
 
 // TestThreatModelCheck: the checker refuses a missing test, a missing
-// package, any placeholder but the allowed one, and the allowed one a
-// second time; real citations pass.
+// package and any placeholder; real citations pass.
 func TestThreatModelCheck(t *testing.T) {
 	root, err := testutil.ProjectRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := "- a.\n  TEST: `tests/docs.TestThreatModelCheck`, `gocryptfs.TestNoTestOnlyFuncs`, " + pendingTest + "\n" +
-		"- b.\n  TEST: `tests/docs.TestNoSuchTest`, `no/such/dir.TestX`, <pending: Finding 3>, <pending: Finding 5 >, " + pendingTest + "\n"
-	errs, cited, pending := checkCitations(t, root, doc)
-	if cited != 3 || pending != 2 {
-		t.Errorf("cited %d, pending %d; want 3, 2", cited, pending)
+	doc := "- a.\n  TEST: `tests/docs.TestThreatModelCheck`, `gocryptfs.TestNoTestOnlyFuncs`\n" +
+		"- b.\n  TEST: `tests/docs.TestNoSuchTest`, `no/such/dir.TestX`, <pending: Finding 3>\n"
+	errs, cited := checkCitations(t, root, doc)
+	if cited != 3 {
+		t.Errorf("cited %d; want 3", cited)
 	}
-	want := []string{"no func TestNoSuchTest", "no package directory no/such/dir", "<pending: Finding 3>", "<pending: Finding 5 >", "only 1 such placeholder"}
+	want := []string{"no func TestNoSuchTest", "no package directory no/such/dir", "<pending: Finding 3>"}
 	if len(errs) != len(want) {
 		t.Fatalf("errors %q, want one for each of %q", errs, want)
 	}
