@@ -334,7 +334,10 @@ func TestTwoDirIVs(t *testing.T) {
 				if strings.HasPrefix(n, "gocryptfs") {
 					continue
 				}
-				if _, err := tf.rn.nt.DecryptName(n, iv); err != nil {
+				// A name under B's IV passes the padding check under the
+				// main IV about once in 256 tries, decrypting to garbage:
+				// "under the main IV" means one of the names put there.
+				if p, err := tf.rn.nt.DecryptName(n, iv); err != nil || !slices.Contains([]string{"f", "f-from-B", "g.txt", "long"}, p) {
 					other = append(other, n)
 				}
 			}
