@@ -89,6 +89,12 @@ type RunOptions struct {
 	Dir   string
 	// Env is appended to the test's environment.
 	Env []string
+	// Timeout bounds the run instead of RunTimeout.
+	Timeout time.Duration
+	// Group runs the program in a process group of its own, killed whole
+	// when the run overruns: the children it started (a mount's daemon)
+	// go with it.
+	Group bool
 }
 
 // RunTimeout bounds every run, so that a hang fails the test with a
@@ -122,17 +128,27 @@ func Run(t testing.TB, o RunOptions, bin string, args ...string) Result {
 	cmd.Stdout, cmd.Stderr = outF, errF
 	cmd.Dir = o.Dir
 	cmd.Env = append(os.Environ(), o.Env...)
+	if o.Group {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = RunTimeout
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s %q: %v", bin, args, err)
 	}
-	err = WaitExit(cmd, RunTimeout)
+	err = WaitExit(cmd, timeout)
+	if o.Group && errors.Is(err, errTimeout) {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	stdout, _ := os.ReadFile(outF.Name())
 	stderr, _ := os.ReadFile(errF.Name())
 	res := Result{Stdout: string(stdout), Stderr: string(stderr)}
 	var ee *exec.ExitError
 	switch {
 	case errors.Is(err, errTimeout):
-		t.Fatalf("%s %q did not exit within %v (goroutine dump in stderr): %v", filepath.Base(bin), args, RunTimeout, res)
+		t.Fatalf("HUNG: %s %q did not exit within %v (goroutine dump in stderr): %v", filepath.Base(bin), args, timeout, res)
 	case errors.As(err, &ee):
 		res.Code = ee.ExitCode()
 	case err != nil:

@@ -26,12 +26,9 @@
 package hostile_test
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,51 +52,13 @@ func TestMain(m *testing.M) {
 // goroutine dump of the hung binary), it measures no speed.
 const stepTimeout = 30 * time.Second
 
-// run runs bin with args and stdin under stepTimeout and returns its exit
-// code and output. stdout and stderr go to files, not pipes: a daemonized
-// mount inherits them and keeps them open. A run that overruns gets
-// SIGQUIT (a Go program then dumps its goroutines), then SIGKILL with
-// its process group, and fails the test.
+// run runs bin with args and stdin under stepTimeout (testutil.Run: output
+// to files, not pipes, which a daemonized mount would keep open). A run
+// that overruns is killed with its process group (a mount's daemon still
+// reading its config goes too) and fails the test as HUNG.
 func run(t *testing.T, stdin string, bin string, args ...string) testutil.Result {
 	t.Helper()
-	dir := t.TempDir()
-	outF, err := os.Create(filepath.Join(dir, "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer outF.Close()
-	errF, err := os.Create(filepath.Join(dir, "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer errF.Close()
-	cmd := exec.Command(bin, args...)
-	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Stdout, cmd.Stderr = outF, errF
-	// A group of its own: a hung run is killed with the children it
-	// started (a mount's daemon still reading its config), not only
-	// itself.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	err = testutil.WaitExit(cmd, stepTimeout)
-	if err != nil && strings.Contains(err.Error(), "no exit after") {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	stdout, _ := os.ReadFile(outF.Name())
-	stderr, _ := os.ReadFile(errF.Name())
-	res := testutil.Result{Stdout: string(stdout), Stderr: string(stderr)}
-	var ee *exec.ExitError
-	switch {
-	case err != nil && strings.Contains(err.Error(), "no exit after"):
-		t.Fatalf("HUNG: %s %q did not exit within %v: %v", filepath.Base(bin), args, stepTimeout, res)
-	case errors.As(err, &ee):
-		res.Code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("running %s %q: %v", bin, args, err)
-	}
-	return res
+	return testutil.Run(t, testutil.RunOptions{Stdin: stdin, Timeout: stepTimeout, Group: true}, bin, args...)
 }
 
 // gocryptfs runs the gocryptfs binary with empty stdin.
