@@ -279,11 +279,25 @@ func checkFullWriterBound(t *testing.T, w *fullWriter, before, after []byte, bou
 // which is opened write-through (FOPEN_DIRECT_IO): a shared mapping must
 // still work (CAP_DIRECT_IO_ALLOW_MMAP) and its stores reach the file.
 func TestFullDiskMmap(t *testing.T) {
+	if p := os.Getenv(mmapChildEnv); p != "" {
+		mmapStore(t, p)
+		return
+	}
 	testutil.RequireFuse(t)
 	dir := t.TempDir()
 	testutil.MountTmpfs(t, dir, "size=12m")
 	tf := mountExisting(t, writebackCfg, dir, true)
-	p := tf.path("m")
+	// The mapping is touched in a child process (see mmapInChild).
+	mmapInChild(t, tf.path("m"))
+	if got := tf.reread(t, "m"); string(got[4096:4096+19]) != "stored through mmap" {
+		t.Errorf("after the mapping: %q", got[4096:4096+32])
+	}
+}
+
+// mmapStore creates p with 8 KiB, stores a string into its second page
+// through a shared mapping, and syncs it.
+func mmapStore(t *testing.T, p string) {
+	t.Helper()
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -302,9 +316,6 @@ func TestFullDiskMmap(t *testing.T) {
 	}
 	if err := f.Sync(); err != nil {
 		t.Fatal(err)
-	}
-	if got := tf.reread(t, "m"); string(got[4096:4096+19]) != "stored through mmap" {
-		t.Errorf("after the mapping: %q", got[4096:4096+32])
 	}
 }
 

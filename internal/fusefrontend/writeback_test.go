@@ -87,7 +87,7 @@ func mmapOps(t *testing.T, p string) {
 }
 
 // mmapChildEnv names the file a child copy of the test binary runs
-// mmapOps on (see mmapInChild).
+// mmapOps (or mmapStore) on (see mmapInChild).
 const mmapChildEnv = "GOCRYPTFS_TEST_MMAP_FILE"
 
 // mmapInChild runs mmapOps on p in a child copy of the test binary. A
