@@ -60,8 +60,7 @@ func loadReverseConfig(args *Args, logger *slog.Logger) *configfile.Raw {
 // is fixed at NewRootNode.
 type configNode struct {
 	gofs.Inode
-
-	rn *RootNode
+	memLeaf
 }
 
 var (
@@ -87,7 +86,7 @@ func (rn *RootNode) configStableAttr() gofs.StableAttr {
 // newConfigNode returns the inode of gocryptfs.conf below the root. The
 // caller checked that rn.conf is set.
 func (rn *RootNode) newConfigNode(ctx context.Context, parent *gofs.Inode, out *fuse.Attr) *gofs.Inode {
-	ch := parent.NewInode(ctx, &configNode{rn: rn}, rn.configStableAttr())
+	ch := parent.NewInode(ctx, &configNode{memLeaf: memLeaf{rn}}, rn.configStableAttr())
 	rn.configAttr(out)
 	return ch
 }
@@ -133,40 +132,5 @@ func (c *configNode) Read(ctx context.Context, f gofs.FileHandle, dest []byte, o
 	if off < 0 {
 		return nil, syscall.EINVAL
 	}
-	data := c.rn.conf.Data
-	if off >= int64(len(data)) {
-		return fuse.ReadResultData(nil), 0
-	}
-	n := copy(dest, data[off:])
-	return fuse.ReadResultData(dest[:n]), 0
-}
-
-// Getxattr: the config has no attributes in the view.
-func (c *configNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
-}
-
-// Listxattr: the config has no attributes in the view.
-func (c *configNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	return 0, 0
-}
-
-// Statfs passes through the statistics of the plaintext filesystem.
-func (c *configNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	return c.rn.statfs(out)
-}
-
-// Setattr: the view is read-only.
-func (c *configNode) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	return syscall.EROFS
-}
-
-// Setxattr: the view is read-only.
-func (c *configNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	return syscall.EROFS
-}
-
-// Removexattr: the view is read-only.
-func (c *configNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	return syscall.EROFS
+	return readAt(dest, c.rn.conf.Data, off), 0
 }

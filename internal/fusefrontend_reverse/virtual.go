@@ -31,8 +31,8 @@ const virtualTimeOffset = 10
 // content and source from its parent's current paths instead.
 type virtualNode struct {
 	fs.Inode
+	memLeaf
 
-	rn  *RootNode
 	ino uint64
 	// content and srcPath of a .name file; nil content means diriv.
 	content []byte
@@ -53,7 +53,7 @@ var (
 // file with the given content and source entry, or, with nil content, the
 // directory's gocryptfs.diriv.
 func (rn *RootNode) newVirtual(ctx context.Context, parent *fs.Inode, ino uint64, content []byte, srcPath string, src *unix.Stat_t, out *fuse.Attr) *fs.Inode {
-	v := &virtualNode{rn: rn, ino: ino, content: content, srcPath: srcPath}
+	v := &virtualNode{memLeaf: memLeaf{rn}, ino: ino, content: content, srcPath: srcPath}
 	ch := parent.NewInode(ctx, v, fs.StableAttr{Mode: syscall.S_IFREG, Ino: ino})
 	size := len(content)
 	if content == nil {
@@ -136,39 +136,52 @@ func (v *virtualNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, of
 	if err != nil {
 		return nil, v.rn.errno("Read", err)
 	}
-	if off >= int64(len(content)) {
-		return fuse.ReadResultData(nil), 0
-	}
-	n := copy(dest, content[off:])
-	return fuse.ReadResultData(dest[:n]), 0
+	return readAt(dest, content, off), 0
 }
 
-// Getxattr: virtual files have no attributes.
-func (v *virtualNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+// memLeaf is what the view's files held in memory (the virtual
+// gocryptfs.diriv and .name files, gocryptfs.conf) share: no extended
+// attributes, the plaintext filesystem's statistics, and EROFS for every
+// change. Embedded in their node types; stateless apart from rn.
+type memLeaf struct {
+	rn *RootNode
+}
+
+// Getxattr: files held in memory have no attributes.
+func (m *memLeaf) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
 	return 0, syscall.ENODATA
 }
 
-// Listxattr: virtual files have no attributes.
-func (v *virtualNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+// Listxattr: files held in memory have no attributes.
+func (m *memLeaf) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
 	return 0, 0
 }
 
 // Statfs passes through the statistics of the plaintext filesystem.
-func (v *virtualNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	return v.rn.statfs(out)
+func (m *memLeaf) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	return m.rn.statfs(out)
 }
 
 // Setattr: the view is read-only.
-func (v *virtualNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+func (m *memLeaf) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	return syscall.EROFS
 }
 
 // Setxattr: the view is read-only.
-func (v *virtualNode) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
+func (m *memLeaf) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
 	return syscall.EROFS
 }
 
 // Removexattr: the view is read-only.
-func (v *virtualNode) Removexattr(ctx context.Context, attr string) syscall.Errno {
+func (m *memLeaf) Removexattr(ctx context.Context, attr string) syscall.Errno {
 	return syscall.EROFS
+}
+
+// readAt answers a READ at off from data held in memory.
+func readAt(dest, data []byte, off int64) fuse.ReadResult {
+	if off >= int64(len(data)) {
+		return fuse.ReadResultData(nil)
+	}
+	n := copy(dest, data[off:])
+	return fuse.ReadResultData(dest[:n])
 }
