@@ -91,6 +91,9 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 			"os.ReadFile":  "/sys/class/bdi/<major>:<minor>/read_ahead_kb of the mount",
 			"os.WriteFile": "/sys/class/bdi/<major>:<minor>/read_ahead_kb of the mount",
 		},
+		"internal/fuseuring/fuseuring.go": {
+			"os.ReadFile": "/sys/module/fuse/parameters/enable_uring and /sys/devices/system/cpu/possible",
+		},
 		"internal/mountinfo/mountinfo.go": {
 			"os.Open": "/proc/self/mountinfo",
 		},

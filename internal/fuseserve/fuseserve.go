@@ -11,6 +11,7 @@
 package fuseserve
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/fuseuring"
 )
 
 // Options configure Mount.
@@ -34,6 +37,9 @@ type Options struct {
 	// Mount sets on the new mount (mountopts.ReadAheadKB). Only root can
 	// raise it; failing to is logged to Log and otherwise harmless.
 	ReadAheadKB int
+	// Transport picks how requests travel between kernel and daemon;
+	// the zero value is TransportAuto.
+	Transport Transport
 }
 
 // LockOwnerCloser is implemented by a root node that takes forwarded
@@ -48,19 +54,66 @@ type LockOwnerCloser interface {
 	CloseLockOwner(nodeID, owner uint64)
 }
 
-// Server is a mounted filesystem being served.
+// Server is a mounted filesystem being served. Its methods are safe for
+// concurrent use.
 type Server struct {
-	*fuse.Server
+	srv *fuse.Server
 	raw *rawFS
+	// transport is TransportURing or TransportClassic; reason says why.
+	transport Transport
+	reason    string
+	// With io_uring (own is set): the mount point and /dev/fuse
+	// descriptor we mounted, the rings, and the loop that serves what
+	// still comes through /dev/fuse.
+	own        bool
+	mountPoint string
+	fd         int
+	ring       *fuseuring.Ring
+	dev        *devLoop
+	closeOnce  sync.Once
 }
 
 // Mount mounts root on dir with opts, starts serving and returns once the
-// mount is visible.
+// mount is visible. o.Transport picks how requests travel (Transport).
 func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Server, error) {
 	raw := &rawFS{RawFileSystem: fs.NewNodeFS(root, opts), trace: o.Trace}
 	if lc, ok := root.(LockOwnerCloser); ok && opts.EnableLocks {
 		raw.locks = lc
 	}
+	var s *Server
+	var err error
+	switch ok, reason := probe(o.Transport); {
+	case ok:
+		s, err = mountURing(dir, raw, opts, o, reason)
+	case o.Transport == TransportURing:
+		return nil, fmt.Errorf("-uring=true: %s", reason)
+	default:
+		s, err = mountClassic(dir, raw, opts, reason)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.Log != nil {
+		o.Log.Debug("FUSE transport", "transport", s.transport.String(), "why", s.reason)
+	}
+	if o.ReadAheadKB > 0 && magicFD(dir) < 0 {
+		if err := raiseReadAhead(dir, o.ReadAheadKB); err != nil && o.Log != nil {
+			o.Log.Debug("could not raise the readahead window", "kb", o.ReadAheadKB, "err", err)
+		}
+	}
+	return s, nil
+}
+
+// probe decides whether to try io_uring for t.
+func probe(t Transport) (bool, string) {
+	if t == TransportClassic {
+		return false, "io_uring off: -uring=false"
+	}
+	return fuseuring.Probe()
+}
+
+// mountClassic mounts through go-fuse, which reads and writes /dev/fuse.
+func mountClassic(dir string, raw *rawFS, opts *fs.Options, reason string) (*Server, error) {
 	srv, err := fuse.NewServer(raw, dir, &opts.MountOptions)
 	if err != nil {
 		return nil, err
@@ -69,13 +122,13 @@ func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Ser
 	if err := srv.WaitMount(); err != nil {
 		return nil, err
 	}
-	if o.ReadAheadKB > 0 {
-		if err := raiseReadAhead(dir, o.ReadAheadKB); err != nil && o.Log != nil {
-			o.Log.Debug("could not raise the readahead window", "kb", o.ReadAheadKB, "err", err)
-		}
-	}
-	return &Server{Server: srv, raw: raw}, nil
+	return &Server{srv: srv, raw: raw, transport: TransportClassic, reason: reason}, nil
 }
+
+// Transport returns the transport in use (TransportURing or
+// TransportClassic) and why, e.g. "io_uring off:
+// /sys/module/fuse/parameters/enable_uring is N".
+func (s *Server) Transport() (Transport, string) { return s.transport, s.reason }
 
 // OpCount is the number of requests served so far (FORGET, which the
 // kernel sends on its own, aside).
@@ -84,10 +137,29 @@ func (s *Server) OpCount() uint64 { return s.raw.ops.Load() }
 // OpenFileCount is the number of open file and directory handles.
 func (s *Server) OpenFileCount() int64 { return s.raw.openFiles.Load() }
 
+// Unmount unmounts the filesystem and waits until it is no longer served.
+func (s *Server) Unmount() error {
+	if !s.own {
+		return s.srv.Unmount()
+	}
+	if magicFD(s.mountPoint) >= 0 {
+		return fmt.Errorf("cannot unmount magic mountpoint %q; use fusermount3 -u on the real mount point", s.mountPoint)
+	}
+	if err := fusermountUnmount(s.mountPoint); err != nil {
+		return err
+	}
+	s.waitLoops()
+	return nil
+}
+
 // Wait returns when the filesystem was unmounted (the kernel closed the
 // connection) and every request that was in flight has returned.
 func (s *Server) Wait() {
-	s.Server.Wait()
+	if s.own {
+		s.waitLoops()
+	} else {
+		s.srv.Wait()
+	}
 	// No reader loop is left, so no request can start any more.
 	s.raw.drain()
 }

@@ -1,0 +1,274 @@
+package fuseserve
+
+// The io_uring transport: we mount through fusermount3 ourselves to hold
+// the /dev/fuse descriptor; go-fuse's Server, given that descriptor as
+// /dev/fd/N, answers INIT (offering CAP_OVER_IO_URING) and sends the
+// node tree's notifications; one go-fuse ProtocolServer then decodes every
+// request, whether it arrives in a ring entry (package fuseuring) or
+// through /dev/fuse (FORGET, INTERRUPT), so that an INTERRUPT finds the
+// request it cancels whichever way that came.
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/fuseuring"
+	"gocryptfs/internal/syscallcompat"
+)
+
+// Transport is how FUSE requests travel between the kernel and the
+// daemon (-uring).
+type Transport int
+
+const (
+	// TransportAuto uses io_uring where the kernel offers it and
+	// /dev/fuse otherwise (-uring=auto, the default).
+	TransportAuto Transport = iota
+	// TransportURing uses io_uring or fails to mount (-uring=true).
+	TransportURing
+	// TransportClassic reads and writes /dev/fuse (-uring=false).
+	TransportClassic
+)
+
+// ParseTransport parses the value of -uring: auto, true or false.
+func ParseTransport(s string) (Transport, error) {
+	switch s {
+	case "auto", "":
+		return TransportAuto, nil
+	case "true":
+		return TransportURing, nil
+	case "false":
+		return TransportClassic, nil
+	}
+	return TransportAuto, fmt.Errorf("invalid value %q, must be one of auto, true, false", s)
+}
+
+// String is "io_uring", "/dev/fuse" or "auto".
+func (t Transport) String() string {
+	switch t {
+	case TransportURing:
+		return "io_uring"
+	case TransportClassic:
+		return "/dev/fuse"
+	}
+	return "auto"
+}
+
+// Opcodes of requests that still travel through /dev/fuse with io_uring.
+const (
+	opForget      = 2
+	opInit        = 26
+	opInterrupt   = 36
+	opBatchForget = 42
+)
+
+// Stats tells how the requests travelled.
+type Stats struct {
+	// Transport in use, and why.
+	Transport Transport
+	Reason    string
+	// RingRequests were served from ring entries, DevRequests through
+	// /dev/fuse (with io_uring: FORGET, INTERRUPT and whatever came
+	// before the rings were ready). DevByOpcode counts the latter per
+	// FUSE opcode.
+	RingRequests, DevRequests uint64
+	DevByOpcode               map[uint32]uint64
+	// RingQueues and RingEntries describe the rings; PayloadSize is the
+	// payload buffer of each entry.
+	RingQueues, RingEntries, PayloadSize int
+}
+
+// Stats returns the transport and request counts. With the classic
+// transport only Transport and Reason are set.
+func (s *Server) Stats() Stats {
+	st := Stats{Transport: s.transport, Reason: s.reason}
+	if s.ring != nil {
+		st.RingRequests = s.ring.Served()
+		st.RingQueues, st.RingEntries, st.PayloadSize = s.ring.Queues(), s.ring.Entries(), s.ring.PayloadSize()
+	}
+	if s.dev != nil {
+		st.DevByOpcode = map[uint32]uint64{}
+		for op := range s.dev.byOp {
+			if n := s.dev.byOp[op].Load(); n > 0 {
+				st.DevByOpcode[uint32(op)] = n
+				st.DevRequests += n
+			}
+		}
+	}
+	return st
+}
+
+// mountURing mounts dir and serves it over io_uring; where the kernel
+// turns it down after all, it serves the same mount through /dev/fuse.
+func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason string) (*Server, error) {
+	mo := opts.MountOptions
+	mo.ExtraCapabilities |= fuse.CAP_OVER_IO_URING
+	s := &Server{raw: raw, own: true, fd: magicFD(dir)}
+	if s.fd >= 0 {
+		s.mountPoint = dir
+	} else {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, err
+		}
+		s.mountPoint = abs
+		if s.fd, err = fusermountMount(abs, &mo); err != nil {
+			return nil, err
+		}
+	}
+	fail := func(err error) (*Server, error) {
+		if magicFD(s.mountPoint) < 0 {
+			_ = fusermountUnmount(s.mountPoint)
+			_ = unix.Close(s.fd)
+		}
+		return nil, err
+	}
+	srv, err := fuse.NewServer(raw, fmt.Sprintf("/dev/fd/%d", s.fd), &mo)
+	if err != nil {
+		return fail(err)
+	}
+	s.srv = srv
+	if srv.KernelSettings().Flags64()&fuse.CAP_OVER_IO_URING == 0 {
+		if o.Transport == TransportURing {
+			return fail(errors.New("-uring=true: the kernel did not offer io_uring at FUSE INIT"))
+		}
+		s.transport, s.reason = TransportClassic, "io_uring off: the kernel did not offer it at FUSE INIT"
+		s.serveClassic()
+		return s, nil
+	}
+	ps := fuse.NewProtocolServer(raw, &mo)
+	if err := initProtocolServer(ps, srv.KernelSettings()); err != nil {
+		return fail(err)
+	}
+	s.dev = &devLoop{fd: s.fd, handle: ps.HandleRequest, bufSize: mo.MaxWrite + 4096, done: make(chan struct{})}
+	s.ring, err = fuseuring.Start(s.fd, ps.HandleRequest, fuseuring.Config{MaxWrite: mo.MaxWrite, Log: o.Log})
+	if err != nil {
+		// Entries that did register wait for requests that will not
+		// come; they end with the connection.
+		if perr := fuseuring.Poison(s.fd); perr != nil {
+			return fail(fmt.Errorf("%w; and turning io_uring off failed: %v", err, perr))
+		}
+		if o.Transport == TransportURing {
+			return fail(fmt.Errorf("-uring=true: %w", err))
+		}
+		s.transport, s.reason = TransportClassic, "io_uring off: "+err.Error()
+	} else {
+		s.transport, s.reason = TransportURing, reason
+	}
+	go s.dev.run()
+	return s, nil
+}
+
+// serveClassic serves an own mount with go-fuse's /dev/fuse loop.
+func (s *Server) serveClassic() {
+	done := make(chan struct{})
+	s.dev = &devLoop{done: done}
+	go func() {
+		s.srv.Serve()
+		close(done)
+	}()
+}
+
+// waitLoops waits until the connection ended and everything serving it
+// stopped, then closes our descriptor.
+func (s *Server) waitLoops() {
+	<-s.dev.done
+	if s.ring != nil {
+		s.ring.Wait()
+	}
+	s.closeOnce.Do(func() {
+		if s.dev.handle != nil {
+			// go-fuse's Serve does this for the classic loop.
+			s.raw.OnUnmount()
+		}
+		if magicFD(s.mountPoint) < 0 {
+			_ = unix.Close(s.fd)
+		}
+	})
+}
+
+// initProtocolServer hands ps the INIT that go-fuse's Server answered, so
+// that it decodes requests for the same protocol version and flags.
+func initProtocolServer(ps *fuse.ProtocolServer, kernel *fuse.InitIn) error {
+	in := *kernel
+	in.InHeader = fuse.InHeader{Length: uint32(unsafe.Sizeof(in)), Opcode: opInit, Unique: 1}
+	out := make([]byte, 256)
+	n, st := ps.HandleRequest([][]byte{unsafe.Slice((*byte)(unsafe.Pointer(&in)), unsafe.Sizeof(in))}, [][]byte{out})
+	if !st.Ok() || n < 16 {
+		return fmt.Errorf("initializing the request decoder: %v", st)
+	}
+	if oh := (*fuse.OutHeader)(unsafe.Pointer(&out[0])); oh.Status != 0 {
+		return fmt.Errorf("initializing the request decoder: %v", fuse.Status(-oh.Status))
+	}
+	return nil
+}
+
+// devLoop serves what comes through /dev/fuse while the rings serve the
+// rest: FORGET and INTERRUPT inline, anything else (only before the rings
+// are ready) in a goroutine of its own.
+type devLoop struct {
+	fd      int
+	handle  fuseuring.Handler
+	bufSize int
+	done    chan struct{}
+	byOp    [64]atomic.Uint64
+	pool    sync.Pool
+}
+
+func (d *devLoop) run() {
+	defer close(d.done)
+	buf := make([]byte, d.bufSize)
+	for {
+		n, err := syscallcompat.RetryInt(func() (int, error) { return unix.Read(d.fd, buf) })
+		switch {
+		case err == unix.ENOENT || err == unix.EAGAIN:
+			// ENOENT: the request was interrupted before we read it.
+			continue
+		case err != nil:
+			// ENODEV: unmounted.
+			return
+		case n < 40:
+			continue
+		}
+		req := buf[:n]
+		op := *(*uint32)(unsafe.Pointer(&req[4]))
+		if op < uint32(len(d.byOp)) {
+			d.byOp[op].Add(1)
+		}
+		switch op {
+		case opForget, opBatchForget, opInterrupt:
+			d.serve(req)
+		default:
+			c := append([]byte(nil), req...)
+			go d.serve(c)
+		}
+	}
+}
+
+// serve answers one request from /dev/fuse.
+func (d *devLoop) serve(req []byte) {
+	out, _ := d.pool.Get().(*[]byte)
+	if out == nil {
+		b := make([]byte, d.bufSize)
+		out = &b
+	}
+	defer d.pool.Put(out)
+	n, st := d.handle([][]byte{req}, [][]byte{*out})
+	if !st.Ok() {
+		oh := (*fuse.OutHeader)(unsafe.Pointer(&(*out)[0]))
+		*oh = fuse.OutHeader{Length: 16, Status: -int32(st), Unique: *(*uint64)(unsafe.Pointer(&req[8]))}
+		n = 16
+	}
+	if n > 0 {
+		// ENOENT: the kernel no longer waits for it (interrupted).
+		_, _ = unix.Write(d.fd, (*out)[:n])
+	}
+}
