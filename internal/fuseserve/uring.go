@@ -111,6 +111,12 @@ func (s *Server) Stats() Stats {
 func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason string) (*Server, error) {
 	mo := opts.MountOptions
 	mo.ExtraCapabilities |= fuse.CAP_OVER_IO_URING
+	// The ring buffers must hold max_write: apply go-fuse's default and
+	// cap here, before sizing them.
+	if mo.MaxWrite <= 0 {
+		mo.MaxWrite = 128 << 10
+	}
+	mo.MaxWrite = min(mo.MaxWrite, fuse.MAX_KERNEL_WRITE)
 	s := &Server{raw: raw, own: true, fd: magicFD(dir)}
 	if s.fd >= 0 {
 		s.mountPoint = dir

@@ -55,6 +55,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+const lockThreads = false
+
 // ParamPath is the module parameter that enables FUSE over io_uring.
 const ParamPath = "/sys/module/fuse/parameters/enable_uring"
 
@@ -282,7 +284,9 @@ func (q *queue) grow() {
 // the goroutine.
 func (q *queue) run(first chan<- error) {
 	defer q.r.wg.Done()
-	runtime.LockOSThread()
+	if lockThreads {
+		runtime.LockOSThread()
+	}
 	report := func(err error) {
 		if first != nil {
 			first <- err
@@ -317,7 +321,9 @@ func (q *queue) run(first chan<- error) {
 		report(fmt.Errorf("queue %d: register: %w", q.qid, err))
 		return
 	}
-	if _, res, ok := rg.reap(); ok && res < 0 {
+	// A refused registration completes at once. A completion with
+	// res 0 is a request that came in already: it stays for the loop.
+	if res, ok := rg.peek(); ok && res < 0 {
 		q.idle.Add(-1)
 		report(fmt.Errorf("queue %d: register: %w", q.qid, syscall.Errno(-res)))
 		return
@@ -330,7 +336,7 @@ func (q *queue) run(first chan<- error) {
 			report(err)
 			return
 		}
-		_, res, ok := rg.reap()
+		res, ok := rg.reap()
 		if !ok {
 			continue
 		}

@@ -77,7 +77,10 @@ type ring struct {
 // completions are delivered to, and submitted by, that thread only.
 func newRing(entries uint32) (*ring, error) {
 	var p uringParams
-	p.flags = setupSQE128 | setupSingleIssuer | setupDeferTaskrun
+	p.flags = setupSQE128
+	if lockThreads {
+		p.flags |= setupSingleIssuer | setupDeferTaskrun
+	}
 	fd, err := setup(entries, &p)
 	if err == unix.EINVAL {
 		// Kernels before 6.1 lack DEFER_TASKRUN; they lack FUSE over
@@ -198,16 +201,22 @@ func (r *ring) ready() bool {
 	return atomic.LoadUint32(r.cqTail) != *r.cqHead
 }
 
-// reap returns the oldest completion and consumes it; ok is false when
-// there is none.
-func (r *ring) reap() (userData uint64, res int32, ok bool) {
+// peek returns the result of the oldest completion without consuming it;
+// ok is false when there is none.
+func (r *ring) peek() (res int32, ok bool) {
 	head := *r.cqHead
 	if atomic.LoadUint32(r.cqTail) == head {
-		return 0, 0, false
+		return 0, false
 	}
-	cqe := unsafe.Add(r.cqes, (head&r.cqMask)*cqeSize)
-	userData = *(*uint64)(cqe)
-	res = *(*int32)(unsafe.Add(cqe, 8))
-	atomic.StoreUint32(r.cqHead, head+1)
-	return userData, res, true
+	return *(*int32)(unsafe.Add(r.cqes, (head&r.cqMask)*cqeSize+8)), true
+}
+
+// reap returns the result of the oldest completion and consumes it; ok is
+// false when there is none.
+func (r *ring) reap() (res int32, ok bool) {
+	res, ok = r.peek()
+	if ok {
+		atomic.StoreUint32(r.cqHead, *r.cqHead+1)
+	}
+	return res, ok
 }
