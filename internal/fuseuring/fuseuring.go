@@ -55,7 +55,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const lockThreads = false
+const lockThreads = true
 
 // ParamPath is the module parameter that enables FUSE over io_uring.
 const ParamPath = "/sys/module/fuse/parameters/enable_uring"
@@ -127,6 +127,8 @@ type queue struct {
 	qid   uint16
 	idle  atomic.Int32 // entries waiting in the kernel for a request
 	total atomic.Int32 // entries registered
+	// usable: this process may run on the queue's CPU.
+	usable bool
 }
 
 // Probe reports whether this kernel offers FUSE over io_uring to this
@@ -183,10 +185,10 @@ func Start(fuseFD int, h Handler, cfg Config) (*Ring, error) {
 	}
 	var first []chan error
 	for qid := range n {
-		q := &queue{r: r, qid: uint16(qid)}
+		q := &queue{r: r, qid: uint16(qid), usable: usable.IsSet(qid)}
 		r.queues = append(r.queues, q)
 		count := 1
-		if usable.Count() == 0 || usable.IsSet(qid) {
+		if usable.Count() == 0 || q.usable {
 			count = cfg.Entries
 		}
 		for range count {
@@ -286,6 +288,11 @@ func (q *queue) run(first chan<- error) {
 	defer q.r.wg.Done()
 	if lockThreads {
 		runtime.LockOSThread()
+		if q.usable {
+			var set unix.CPUSet
+			set.Set(int(q.qid))
+			_ = unix.SchedSetaffinity(0, &set)
+		}
 	}
 	report := func(err error) {
 		if first != nil {
