@@ -77,10 +77,7 @@ type ring struct {
 // completions are delivered to, and submitted by, that thread only.
 func newRing(entries uint32) (*ring, error) {
 	var p uringParams
-	p.flags = setupSQE128
-	if lockThreads {
-		p.flags |= setupSingleIssuer | setupDeferTaskrun
-	}
+	p.flags = setupSQE128 | setupSingleIssuer | setupDeferTaskrun
 	fd, err := setup(entries, &p)
 	if err == unix.EINVAL {
 		// Kernels before 6.1 lack DEFER_TASKRUN; they lack FUSE over
