@@ -155,7 +155,7 @@ func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason stri
 		return fail(err)
 	}
 	s.dev = &devLoop{fd: s.fd, handle: ps.HandleRequest, bufSize: mo.MaxWrite + 4096, done: make(chan struct{})}
-	s.ring, err = fuseuring.Start(s.fd, ps.HandleRequest, fuseuring.Config{MaxWrite: mo.MaxWrite, Log: o.Log})
+	s.ring, err = fuseuring.Start(s.fd, ps.HandleRequest, fuseuring.Config{MaxWrite: mo.MaxWrite, Log: o.Log, MountPoint: kickPath(s.mountPoint)})
 	if err != nil {
 		// Entries that did register wait for requests that will not
 		// come; they end with the connection.
@@ -171,6 +171,15 @@ func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason stri
 	}
 	go s.dev.run()
 	return s, nil
+}
+
+// kickPath is the mount point fuseuring may send requests to, or "" for
+// a /dev/fd/N mount, whose real mount point we do not know.
+func kickPath(mountPoint string) string {
+	if magicFD(mountPoint) >= 0 {
+		return ""
+	}
+	return mountPoint
 }
 
 // serveClassic serves an own mount with go-fuse's /dev/fuse loop.

@@ -107,6 +107,8 @@ type Config struct {
 	Entries, MaxEntries int
 	// Log receives the reasons a queue stops early. Nil discards them.
 	Log *slog.Logger
+	// MountPoint, if set, is where the connection is mounted; see kick.
+	MountPoint string
 }
 
 // Ring is a FUSE connection served over io_uring. Its methods are safe for
@@ -338,6 +340,11 @@ func (q *queue) run(first chan<- error) {
 		return
 	}
 	q.r.entries.Add(1)
+	if first == nil {
+		// A grown entry: requests that found no free entry while it
+		// was being registered wait in the kernel's queue.
+		go q.kick()
+	}
 	report(nil)
 	for {
 		if err := rg.enter(true); err != nil {
@@ -361,6 +368,28 @@ func (q *queue) run(first chan<- error) {
 		prepCmd(rg.nextSQE(), q.r.fd, cmdCommitAndFetch, commitID, q.qid, nil)
 		q.idle.Add(1)
 	}
+}
+
+// kick sends one cheap request (STATFS) from the queue's CPU. The kernel
+// hands a request that finds no free entry to the next entry that
+// commits, but a newly registered entry takes only requests that arrive
+// after it: if every other entry of the queue waits long (a forwarded
+// lock), a request queued before it would wait with them, although an
+// entry is free. The kick lands on a free entry, and its commit fetches
+// the oldest queued request. One kick per grown entry pulls as many
+// requests as entries were added.
+func (q *queue) kick() {
+	if q.r.cfg.MountPoint == "" || !q.usable {
+		return
+	}
+	runtime.LockOSThread() // the thread ends with the goroutine
+	var set unix.CPUSet
+	set.Set(int(q.qid))
+	if unix.SchedSetaffinity(0, &set) != nil {
+		return
+	}
+	var st unix.Statfs_t
+	_ = unix.Statfs(q.r.cfg.MountPoint, &st)
 }
 
 // serve answers the request in the entry's buffers and returns its
