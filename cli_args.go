@@ -16,6 +16,7 @@ import (
 	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/fuseserve"
 	"gocryptfs/internal/stupidgcm"
 )
 
@@ -69,6 +70,7 @@ type argContainer struct {
 	config, masterkey             string
 	extpass, passfile             []string
 	openssl                       string
+	uring                         string
 	quiet, debug, fusedebug       bool
 	wpanic                        bool
 	cpuprofile, memprofile, trace string
@@ -81,6 +83,7 @@ type argContainer struct {
 	// Derived values, filled in by validate.
 	forceOwner *fuse.Owner
 	backend    cryptocore.Backend
+	transport  fuseserve.Transport
 	// set records which flags (canonical names) appeared on the command line.
 	set map[string]bool
 	// origArgs is the argv as given, for error messages.
@@ -184,7 +187,7 @@ func newFlagSet(a *argContainer) *flagSet {
 	// Defaults that are not the zero value.
 	a.scryptn = configfile.ScryptDefaultLogN
 	a.hkdf, a.raw64, a.longnames = true, true, true
-	a.openssl = "auto"
+	a.openssl, a.uring = "auto", "auto"
 
 	// Actions.
 	b(&a.init, "Initialize encrypted directory", "init")
@@ -255,6 +258,7 @@ func newFlagSet(a *argContainer) *flagSet {
 	l(&a.extpass, "CMD", "Use external program for the password prompt (repeatable)", "extpass")
 	l(&a.passfile, "FILE", "Read password from file (repeatable)", "passfile")
 	s(&a.openssl, "auto|true|false", "Use OpenSSL instead of built-in Go crypto", "openssl")
+	s(&a.uring, "auto|true|false", "Use FUSE over io_uring instead of /dev/fuse (auto: when the kernel offers it)", "uring")
 	b(&a.quiet, "Quiet - silence informational messages", "quiet", "q")
 	b(&a.debug, "Enable debug output", "debug", "d")
 	b(&a.fusedebug, "Enable fuse library debug output", "fusedebug")
@@ -466,6 +470,21 @@ func (a *argContainer) validateArgs() error {
 	if n > 1 {
 		return usage("At most one of -init, -passwd, -info, -fsck, -addkey, -removekey is allowed")
 	}
+	if a.fsck && a.reverse {
+		return usage("-fsck is not supported in reverse mode")
+	}
+	if (a.repair || a.json) && !a.fsck {
+		return usage("-repair and -json only work with -fsck")
+	}
+	if len(a.positional) == 0 && a.info && a.ctlsock != "" {
+		return nil // -info -ctlsock PATH: only the running mount
+	}
+	return a.validatePositional()
+}
+
+// validatePositional checks the number of positional arguments for the
+// action and makes CIPHERDIR and MOUNTPOINT absolute.
+func (a *argContainer) validatePositional() error {
 	if len(a.positional) == 0 {
 		return usage("CIPHERDIR argument is missing")
 	}
@@ -486,12 +505,6 @@ func (a *argContainer) validateArgs() error {
 		if a.mountpoint, err = filepath.Abs(a.positional[1]); err != nil {
 			return usage("invalid MOUNTPOINT: %v", err)
 		}
-	}
-	if a.fsck && a.reverse {
-		return usage("-fsck is not supported in reverse mode")
-	}
-	if (a.repair || a.json) && !a.fsck {
-		return usage("-repair and -json only work with -fsck")
 	}
 	return nil
 }
@@ -528,6 +541,23 @@ func (a *argContainer) validateValues() error {
 			return usage("-badname: invalid glob pattern %q: %v", g, err)
 		}
 	}
+	if err := a.validateBackends(); err != nil {
+		return err
+	}
+	if a.forceOwnerStr != "" {
+		o, err := parseOwner(a.forceOwnerStr)
+		if err != nil {
+			return usage("-force_owner: %v", err)
+		}
+		a.forceOwner = o
+		a.allowOther = true
+	}
+	return nil
+}
+
+// validateBackends parses -openssl and -uring into the backend and the
+// FUSE transport they select.
+func (a *argContainer) validateBackends() error {
 	switch a.openssl {
 	case "auto":
 		a.backend = cryptocore.BackendAuto
@@ -541,14 +571,13 @@ func (a *argContainer) validateValues() error {
 	default:
 		return usage("-openssl: invalid value %q, must be one of auto, true, false", a.openssl)
 	}
-	if a.forceOwnerStr != "" {
-		o, err := parseOwner(a.forceOwnerStr)
-		if err != nil {
-			return usage("-force_owner: %v", err)
-		}
-		a.forceOwner = o
-		a.allowOther = true
+	// Whether io_uring is there is only known at mount time: -uring=true
+	// fails then (fuseserve.Mount), with the reason.
+	t, err := fuseserve.ParseTransport(a.uring)
+	if err != nil {
+		return usage("-uring: %v", err)
 	}
+	a.transport = t
 	return nil
 }
 

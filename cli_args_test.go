@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/fuseserve"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/testutil"
 	"gocryptfs/internal/tlog"
@@ -107,7 +108,7 @@ func TestParseArgs(t *testing.T) {
 			}},
 		{"last wins", "-scryptn 12 -scryptn=14 c m", func(a *argContainer) bool { return a.scryptn == 14 }},
 		{"defaults", "c m", func(a *argContainer) bool {
-			return a.scryptn == 16 && a.hkdf && a.raw64 && a.longnames && a.openssl == "auto" && !a.isSet("scryptn")
+			return a.scryptn == 16 && a.hkdf && a.raw64 && a.longnames && a.openssl == "auto" && a.uring == "auto" && !a.isSet("scryptn")
 		}},
 		{"-o expands", "c m -o passfile=pw,ro,q", func(a *argContainer) bool { return a.passfile[0] == "pw" && a.ro && a.quiet }},
 		{"-o ko", "c m -o ko=noatime", func(a *argContainer) bool { return a.ko == "noatime" }},
@@ -189,6 +190,13 @@ func TestValidate(t *testing.T) {
 		{"good badname", "-badname *.txt c m", 0, ""},
 		{"openssl bad", "-openssl maybe c m", exitcodes.Usage, "-openssl"},
 		{"openssl false", "-openssl false c m", 0, ""},
+		{"uring bad", "-uring maybe c m", exitcodes.Usage, `-uring: invalid value "maybe", must be one of auto, true, false`},
+		{"uring yes", "-uring=yes c m", exitcodes.Usage, "-uring"},
+		{"uring false", "-uring false c m", 0, ""},
+		{"info ctlsock without cipherdir", "-info -ctlsock s", 0, ""},
+		{"info without cipherdir", "-info", exitcodes.Usage, "CIPHERDIR argument is missing"},
+		{"ctlsock mount without cipherdir", "-ctlsock s", exitcodes.Usage, "CIPHERDIR argument is missing"},
+		{"info ctlsock json", "-info -json -ctlsock s", exitcodes.Usage, "-repair and -json"},
 		{"force_owner bad", "-force_owner 1000 c m", exitcodes.Usage, "-force_owner"},
 		{"force_owner bad gid", "-force_owner 1:x c m", exitcodes.Usage, "-force_owner"},
 		{"fsck reverse", "-fsck -reverse c", exitcodes.Usage, "reverse"},
@@ -213,6 +221,38 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("err %v (code %d), want code %d and %q", err, exitcodes.From(err), c.code, c.msg)
 			}
 		})
+	}
+}
+
+// TestURingFlag: -uring takes auto (the default), true and false, in the
+// style of -openssl, and selects the FUSE transport.
+func TestURingFlag(t *testing.T) {
+	for _, c := range []struct {
+		args string
+		want fuseserve.Transport
+	}{
+		{"c m", fuseserve.TransportAuto},
+		{"-uring auto c m", fuseserve.TransportAuto},
+		{"-uring=true c m", fuseserve.TransportURing},
+		{"-uring false c m", fuseserve.TransportClassic},
+		{"-uring=true -uring=false c m", fuseserve.TransportClassic},
+		{"c m -o uring=true", fuseserve.TransportURing},
+	} {
+		a, err := parse(t, c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.validate(tlog.Discard()); err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if a.transport != c.want {
+			t.Errorf("%q: transport %v, want %v", c.args, a.transport, c.want)
+		}
+	}
+	var b bytes.Buffer
+	printLongHelp(&b)
+	if want := "  -uring auto|true|false\n    \tUse FUSE over io_uring instead of /dev/fuse (auto: when the kernel offers it) (default \"auto\")\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("-hh does not show %q", want)
 	}
 }
 

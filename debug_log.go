@@ -44,5 +44,5 @@ func logSettings(e *env, a *argContainer, f features, opts *fs.Options) {
 		"acl", mo.EnableAcl, "serialize_reads", mo.SyncRead,
 		"cache_timeout", *opts.EntryTimeout, "sharedstorage", a.sharedstorage,
 		"kernel_cache", a.kernelCache, "noprealloc", a.noprealloc, "noxattr", a.noxattr,
-		"idle", a.idle, "fusedebug", mo.Debug)
+		"idle", a.idle, "fusedebug", mo.Debug, "uring", a.uring)
 }

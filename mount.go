@@ -393,7 +393,7 @@ func doMount(e *env, a *argContainer) error {
 	debug.FreeOSMemory()
 	ctl.Serve(rn)
 	defer ctl.Close() // stop answering before rn is closed
-	gotSignal, abandoned, err := mountAndServe(e, a, rn, feat, readOnly)
+	gotSignal, abandoned, err := mountAndServe(e, a, rn, ctl, feat, readOnly)
 	keysInUse = abandoned
 	if err != nil {
 		return err
@@ -405,29 +405,24 @@ func doMount(e *env, a *argContainer) error {
 }
 
 // mountAndServe mounts rn and serves it until it is unmounted; see serve
-// for the results.
-func mountAndServe(e *env, a *argContainer, rn frontend, feat features, readOnly bool) (gotSignal, abandoned bool, err error) {
+// for the results. The control socket ctl (nil without -ctlsock) answers
+// Info requests from then on.
+func mountAndServe(e *env, a *argContainer, rn frontend, ctl *ctlsock.Server, feat features, readOnly bool) (gotSignal, abandoned bool, err error) {
 	// Catch SIGINT/SIGTERM before the mount appears, so that a signal sent
 	// as soon as the mount is visible still leads to a clean unmount.
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	opts := mountopts.Build(mountParams(a, readOnly))
-	opts.RootStableAttr = rn.RootStableAttr()
-	if a.debug {
-		logSettings(e, a, feat, opts)
-	}
-	var trace *slog.Logger
-	if a.debug {
-		trace = e.log
-	}
-	srv, err := fuseserve.Mount(a.mountpoint, rn, opts, fuseserve.Options{Trace: trace, Log: e.log, ReadAheadKB: mountopts.ReadAheadKB})
+	srv, err := mountRoot(e, a, rn, feat, readOnly)
 	if err != nil {
-		return false, false, exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)
+		return false, false, err
 	}
+	ctl.SetInfo(func() ctlsock.MountInfo { return mountInfo(srv.Stats()) })
 	// File modes come from the FUSE requests, which already had the
 	// caller's umask applied.
 	unix.Umask(0)
+	transport, why := srv.Transport()
+	e.log.Info(fmt.Sprintf("FUSE transport: %s (%s)", transport, why))
 	e.log.Info("Filesystem mounted and ready.", tlog.Green())
 	if a.allowOther {
 		e.log.Info("Note: -allow_other is set. Make sure the file permissions protect your data from unwanted access.", tlog.Yellow())
@@ -446,6 +441,25 @@ func mountAndServe(e *env, a *argContainer, rn frontend, feat features, readOnly
 	go memrelease.Watch(memrelease.Options{Count: srv.OpCount, TuneGC: os.Getenv("GOGC") == ""}, stopRelease)
 	gotSignal, abandoned = serve(e.log, a.mountpoint, srv, sigs)
 	return gotSignal, abandoned, nil
+}
+
+// mountRoot mounts rn on the mount point with the FUSE transport of -uring.
+// -uring=true where io_uring cannot be used fails here, with the reason.
+func mountRoot(e *env, a *argContainer, rn frontend, feat features, readOnly bool) (*fuseserve.Server, error) {
+	opts := mountopts.Build(mountParams(a, readOnly))
+	opts.RootStableAttr = rn.RootStableAttr()
+	var trace *slog.Logger
+	if a.debug {
+		logSettings(e, a, feat, opts)
+		trace = e.log
+	}
+	srv, err := fuseserve.Mount(a.mountpoint, rn, opts, fuseserve.Options{
+		Trace: trace, Log: e.log, ReadAheadKB: mountopts.ReadAheadKB, Transport: a.transport,
+	})
+	if err != nil {
+		return nil, exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)
+	}
+	return srv, nil
 }
 
 // effectiveReadOnly is -ro, -reverse, or a CIPHERDIR on a read-only

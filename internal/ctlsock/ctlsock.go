@@ -1,7 +1,8 @@
 // Package ctlsock implements the control socket of docs/cli.md section 8: a Unix
 // stream socket on which a running mount translates paths between their
 // plaintext and ciphertext forms (used by gocryptfs-xray -encrypt-paths /
-// -decrypt-paths and by scripts).
+// -decrypt-paths and by scripts) and, as an extension, reports how it is
+// served (an Info request, used by gocryptfs -info -ctlsock).
 //
 // Protocol: the client writes one JSON request object per write; the server
 // reads up to MaxRequestLen bytes at a time, treats each read as exactly
@@ -43,15 +44,19 @@ type Translator interface {
 }
 
 // Request is one control-socket request. Exactly one field must be
-// non-empty. Field names are matched case-insensitively when decoding, as
-// by the reference.
+// non-empty (Info: true). Field names are matched case-insensitively when
+// decoding, as by the reference.
 type Request struct {
 	EncryptPath string `json:"EncryptPath,omitempty"`
 	DecryptPath string `json:"DecryptPath,omitempty"`
+	// Info asks for the mount's MountInfo (an extension; the reference
+	// ignores the field and answers "empty input").
+	Info bool `json:"Info,omitempty"`
 }
 
-// Response is the answer to one request. All four fields are always sent,
-// in this order.
+// Response is the answer to one request. The first four fields are always
+// sent, in this order; Info only in the answer to an Info request, so that
+// the answers to path requests are those of the reference byte for byte.
 type Response struct {
 	// Result is the translated path, empty on error.
 	Result string
@@ -61,6 +66,32 @@ type Response struct {
 	ErrText string
 	// WarnText is set when the input path was not canonical.
 	WarnText string
+	// Info answers an Info request.
+	Info *MountInfo `json:",omitempty"`
+}
+
+// MountInfo is what an Info request reports about the running mount: the
+// FUSE transport and how many requests travelled which way.
+type MountInfo struct {
+	// Transport is "io_uring" or "/dev/fuse"; TransportReason says why,
+	// e.g. "io_uring off: /sys/module/fuse/parameters/enable_uring is N".
+	Transport       string
+	TransportReason string
+	// RingRequests were served from io_uring ring entries; DevRequests
+	// through /dev/fuse while io_uring is in use (INIT, FORGET,
+	// INTERRUPT, and whatever came before the rings were ready),
+	// DevByOpcode per FUSE opcode. Requests of the classic transport are
+	// not counted: all three are zero then.
+	RingRequests uint64
+	DevRequests  uint64
+	DevByOpcode  map[uint32]uint64 `json:",omitempty"`
+	// RingQueues is the number of io_uring queues (one per possible CPU),
+	// RingEntries the entries registered in all of them so far, and
+	// PayloadSize the payload buffer of each entry in bytes; zero with
+	// the classic transport.
+	RingQueues  int
+	RingEntries int
+	PayloadSize int
 }
 
 // Error texts that clients may compare against (docs/cli.md section 8).
@@ -75,6 +106,8 @@ const (
 	// TextBadMessage: a ciphertext name that cannot be decrypted. The
 	// reference reports it with ErrNo -1 and EBADMSG's text.
 	TextBadMessage = "bad message"
+	// TextNotMounted: an Info request before the filesystem is mounted.
+	TextNotMounted = "not mounted yet"
 )
 
 // Canonicalize cleans a user-supplied path the way the server interprets
@@ -90,8 +123,9 @@ func Canonicalize(in string) string {
 	return clean
 }
 
-// Handle answers one request with t. It never fails: every problem is
-// reported inside the Response.
+// Handle answers one path request with t. It never fails: every problem
+// is reported inside the Response. It ignores req.Info: the Server hands
+// Info requests to HandleInfo instead.
 func Handle(t Translator, req Request) Response {
 	var resp Response
 	in, encrypt := req.EncryptPath, true
@@ -126,6 +160,20 @@ func Handle(t Translator, req Request) Response {
 	return resp
 }
 
+// HandleInfo answers an Info request with what info returns; info is
+// nil while the filesystem is not mounted yet. A request that also names
+// a path is ambiguous.
+func HandleInfo(info func() MountInfo, req Request) Response {
+	switch {
+	case req.EncryptPath != "" || req.DecryptPath != "":
+		return errResponse(-1, TextAmbiguous)
+	case info == nil:
+		return errResponse(-1, TextNotMounted)
+	}
+	mi := info()
+	return Response{Info: &mi}
+}
+
 func errResponse(errno int32, text string) Response {
 	return Response{ErrNo: errno, ErrText: text}
 }
@@ -149,7 +197,8 @@ func errnoOf(err error) (int32, string) {
 // Marshal encodes a response as it goes over the wire: JSON followed by
 // "\n".
 func (r Response) Marshal() []byte {
-	// Marshalling a struct of strings and an integer cannot fail.
+	// Marshalling strings, integers and a map with integer keys cannot
+	// fail.
 	b, _ := json.Marshal(r)
 	return append(b, '\n')
 }

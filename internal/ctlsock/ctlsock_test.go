@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -256,4 +257,67 @@ func TestListenPathChecks(t *testing.T) {
 	if err := nilServer.Close(); err != nil {
 		t.Error(err)
 	}
+}
+
+// TestInfoRequest: an Info request is answered with "not mounted yet"
+// until SetInfo, then with the MountInfo under "Info" after the four
+// usual fields; combined with a path it is ambiguous; and path requests
+// keep their four-field answers.
+func TestInfoRequest(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "ctl.sock")
+	s, err := ctlsock.Listen(sock, ctlsock.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Serve(&fakeTranslator{})
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	exchange := func(req, want string) {
+		t.Helper()
+		if _, err := c.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		buf := make([]byte, 1000)
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("%s: %v", req, err)
+		}
+		if got := string(buf[:n]); got != want+"\n" {
+			t.Errorf("%s:\n got  %s\n want %s", req, got, want)
+		}
+	}
+	exchange(`{"Info":true}`, `{"Result":"","ErrNo":-1,"ErrText":"not mounted yet","WarnText":""}`)
+	var calls atomic.Int32 // called on the connection's goroutine
+	s.SetInfo(func() ctlsock.MountInfo {
+		calls.Add(1)
+		return ctlsock.MountInfo{Transport: "io_uring", TransportReason: "io_uring on: x is Y",
+			RingRequests: 7, DevRequests: 3, DevByOpcode: map[uint32]uint64{2: 2, 26: 1},
+			RingQueues: 2, RingEntries: 4, PayloadSize: 1 << 20}
+	})
+	exchange(`{"info":true}`, `{"Result":"","ErrNo":0,"ErrText":"","WarnText":"","Info":{"Transport":"io_uring","TransportReason":"io_uring on: x is Y","RingRequests":7,"DevRequests":3,"DevByOpcode":{"2":2,"26":1},"RingQueues":2,"RingEntries":4,"PayloadSize":1048576}}`)
+	exchange(`{"Info":true,"EncryptPath":"a"}`, `{"Result":"","ErrNo":-1,"ErrText":"Ambiguous","WarnText":""}`)
+	exchange(`{"Info":false}`, `{"Result":"","ErrNo":-1,"ErrText":"empty input","WarnText":""}`)
+	exchange(`{"EncryptPath":"a"}`, `{"Result":"enc(a)","ErrNo":0,"ErrText":"","WarnText":""}`)
+	if n := calls.Load(); n != 1 {
+		t.Errorf("info function called %d times, want 1", n)
+	}
+
+	// The client library decodes the answer.
+	cl, err := ctlsock.Dial(sock, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	r, err := cl.Query(ctlsock.Request{Info: true})
+	if err != nil || r.Info == nil || r.Info.RingRequests != 7 || r.Info.DevByOpcode[26] != 1 {
+		t.Errorf("Query = %+v (%+v), %v", r, r.Info, err)
+	}
+
+	var nilServer *ctlsock.Server
+	nilServer.SetInfo(nil) // does nothing
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -36,6 +37,10 @@ type Server struct {
 	path string
 	ln   *net.UnixListener
 	log  *slog.Logger
+
+	// info answers Info requests once the filesystem is mounted
+	// (SetInfo); nil before.
+	info atomic.Pointer[func() MountInfo]
 
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -114,6 +119,17 @@ func (s *Server) Serve(t Translator) {
 	go s.acceptLoop(t)
 }
 
+// SetInfo makes Info requests answered with what f returns; until it is
+// called they get the error TextNotMounted. The mount calls it once the
+// filesystem is mounted. f is called concurrently from the connections'
+// goroutines and must be safe for that.
+func (s *Server) SetInfo(f func() MountInfo) {
+	if s == nil {
+		return
+	}
+	s.info.Store(&f)
+}
+
 func (s *Server) acceptLoop(t Translator) {
 	defer s.wg.Done()
 	for {
@@ -183,6 +199,15 @@ func (s *Server) answer(data []byte, t Translator) Response {
 	req, bad := parseRequest(data)
 	if bad != nil {
 		return *bad
+	}
+	if req.Info {
+		var info func() MountInfo
+		if f := s.info.Load(); f != nil {
+			info = *f
+		}
+		resp := HandleInfo(info, req)
+		s.log.Debug("ctlsock info request", "errno", resp.ErrNo)
+		return resp
 	}
 	resp := Handle(t, req)
 	s.log.Debug("ctlsock request", "encrypt", req.EncryptPath, "decrypt", req.DecryptPath,
