@@ -41,7 +41,7 @@ const (
 // ParseTransport parses the value of -uring: auto, true or false.
 func ParseTransport(s string) (Transport, error) {
 	switch s {
-	case "auto", "":
+	case "auto":
 		return TransportAuto, nil
 	case "true":
 		return TransportURing, nil
