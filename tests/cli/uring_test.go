@@ -2,8 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,10 +16,6 @@ import (
 	"gocryptfs/internal/testutil"
 )
 
-// uringParam is the fuse module parameter that makes the kernel offer
-// FUSE over io_uring to new mounts.
-const uringParam = "/sys/module/fuse/parameters/enable_uring"
-
 // FUSE opcodes that must not come through /dev/fuse while io_uring is on.
 const (
 	opLookup = 1
@@ -29,32 +23,10 @@ const (
 	opWrite  = 16
 )
 
-// setURingParam sets uringParam to v ("Y" or "N") and restores the old
-// value when the test ends (after the test's mounts are gone: cleanups
-// run last-in first-out). The tests of this package do not run in
-// parallel, so no other test of it sees the change. It skips where the
-// kernel has no FUSE over io_uring or we are not root.
+// setURingParam is testutil.SetURingParam.
 func setURingParam(t *testing.T, v string) {
 	t.Helper()
-	testutil.RequireFuse(t)
-	old, err := os.ReadFile(uringParam)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("%s does not exist: this kernel has no FUSE over io_uring", uringParam)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if os.Geteuid() != 0 {
-		t.Skipf("only root can change %s", uringParam)
-	}
-	if err := os.WriteFile(uringParam, []byte(v), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := os.WriteFile(uringParam, bytes.TrimSpace(old), 0o644); err != nil {
-			t.Errorf("restoring %s to %q: %v", uringParam, old, err)
-		}
-	})
+	testutil.SetURingParam(t, v)
 }
 
 // mountRun mounts cipherdir on a new directory with args (daemon mode),
@@ -80,7 +52,7 @@ func readyLine(transport, why string) string {
 func TestURingOff(t *testing.T) {
 	setURingParam(t, "N")
 	dir := initFS(t)
-	why := "io_uring off: " + uringParam + " is N"
+	why := "io_uring off: " + testutil.URingParam + " is N"
 
 	mnt, r := mountRun(t, dir, "-uring=true", "-extpass", "echo test")
 	testutil.Expect(t, r, 19)
@@ -114,7 +86,7 @@ func TestURingOff(t *testing.T) {
 func TestURingOn(t *testing.T) {
 	setURingParam(t, "Y")
 	dir := initFS(t)
-	why := "io_uring on: " + uringParam + " is Y"
+	why := "io_uring on: " + testutil.URingParam + " is Y"
 	sock := filepath.Join(t.TempDir(), "ctl.sock")
 	mnt, r := mountRun(t, dir, "-ctlsock", sock, "-extpass", "echo test")
 	testutil.Expect(t, r, 0, readyLine("io_uring", why))
