@@ -7,12 +7,31 @@
 # in the without_openssl build, and checks that a CGO_ENABLED=0 build
 # compiles. Tests that mount need /dev/fuse and root (they skip without
 # /dev/fuse).
+#
+# Every FUSE test runs on both transports: where the kernel has FUSE over
+# io_uring, the default-build, test-hook and -race passes run with it
+# enabled (mounts use -uring=auto, so io_uring) and the without_openssl
+# pass with it disabled (/dev/fuse). The module parameter is restored on
+# every exit path.
 
 set -euo pipefail
 cd "$(dirname "$0")"
 export PATH="$PATH:/usr/local/go/bin"
 
 ./install-deps.bash
+
+uring_param=/sys/module/fuse/parameters/enable_uring
+if [[ -e $uring_param && -w $uring_param ]]; then
+	uring_orig=$(cat "$uring_param")
+	trap 'echo "$uring_orig" > "$uring_param"' EXIT
+	transport() {
+		echo "$1" >"$uring_param"
+		echo "   (FUSE transport of this pass: $2)"
+	}
+else
+	echo "no writable $uring_param (kernel without FUSE over io_uring, or not root): every pass on /dev/fuse" >&2
+	transport() { echo "   (FUSE transport of this pass: /dev/fuse)"; }
+fi
 
 echo "== go vet"
 go vet ./...
@@ -35,6 +54,7 @@ else
 fi
 
 echo "== go test (default build, with OpenSSL)"
+transport Y io_uring
 go test -count=1 -timeout 8m ./...
 
 echo "== go test -tags testhooks (the tests that need the test hooks)"
@@ -68,6 +88,7 @@ for f in "${fuzz[@]}"; do
 done
 
 echo "== go test -tags without_openssl"
+transport N /dev/fuse
 go test -count=1 -timeout 8m -tags without_openssl ./...
 
 echo "== CGO_ENABLED=0 build"
