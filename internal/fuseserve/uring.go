@@ -131,8 +131,21 @@ func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason stri
 		}
 		return nil, err
 	}
-	srv, err := fuse.NewServer(raw, fmt.Sprintf("/dev/fd/%d", s.fd), &mo)
+	// go-fuse wraps the descriptor it is given in an os.File, which
+	// closes that number when the Server is garbage collected. We close
+	// s.fd ourselves (waitLoops, fail) and a magic /dev/fd/N belongs to
+	// the caller, so go-fuse gets a duplicate of its own: handing it
+	// s.fd let a collected Server close whatever descriptor had the
+	// number by then, such as the /dev/fuse or a ring of a later mount
+	// in the same process, whose requests then hung for good.
+	gofd, err := unix.FcntlInt(uintptr(s.fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
+		return fail(fmt.Errorf("duplicating the /dev/fuse descriptor: %w", err))
+	}
+	srv, err := fuse.NewServer(raw, fmt.Sprintf("/dev/fd/%d", gofd), &mo)
+	if err != nil {
+		// Not closed here: go-fuse closes it on the errors after it
+		// wrapped it.
 		return fail(err)
 	}
 	s.srv = srv
