@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -161,8 +162,9 @@ func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason stri
 	if err := initProtocolServer(ps, srv.KernelSettings()); err != nil {
 		return fail(err)
 	}
-	s.dev = &devLoop{fd: s.fd, handle: ps.HandleRequest, bufSize: mo.MaxWrite + 4096, done: make(chan struct{})}
-	s.ring, err = fuseuring.Start(s.fd, ps.HandleRequest, fuseuring.Config{MaxWrite: mo.MaxWrite, Log: o.Log})
+	live := &liveSet{m: map[uint64]struct{}{}, handle: ps.HandleRequest}
+	s.dev = &devLoop{fd: s.fd, handle: live.serve, live: live, bufSize: mo.MaxWrite + 4096, done: make(chan struct{})}
+	s.ring, err = fuseuring.Start(s.fd, live.serve, fuseuring.Config{MaxWrite: mo.MaxWrite, Log: o.Log})
 	if err != nil {
 		// Entries that did register wait for requests that will not
 		// come; they end with the connection.
@@ -229,6 +231,7 @@ func initProtocolServer(ps *fuse.ProtocolServer, kernel *fuse.InitIn) error {
 // are ready) in a goroutine of its own.
 type devLoop struct {
 	fd      int
+	live    *liveSet
 	handle  fuseuring.Handler
 	bufSize int
 	done    chan struct{}
@@ -238,6 +241,9 @@ type devLoop struct {
 
 func (d *devLoop) run() {
 	defer close(d.done)
+	// The connection ended (unmounted or aborted): cancel what is
+	// still being served, as go-fuse's own loop does.
+	defer d.live.cancelAll()
 	buf := make([]byte, d.bufSize)
 	for {
 		n, err := syscallcompat.RetryInt(func() (int, error) { return unix.Read(d.fd, buf) })
@@ -283,5 +289,75 @@ func (d *devLoop) serve(req []byte) {
 	if n > 0 {
 		// ENOENT: the kernel no longer waits for it (interrupted).
 		_, _ = unix.Write(d.fd, (*out)[:n])
+	}
+}
+
+// liveSet knows the requests being served (by their unique), so that they
+// can be cancelled when the connection ends: go-fuse's /dev/fuse loop
+// then cancels every request in flight (its cancelAll, which a
+// ProtocolServer does not export), and a request that waits for
+// something that may never come (a -sharedstorage lock held elsewhere)
+// returns at once. Without it, an aborted connection (umount -f, the
+// fusectl abort file) left such a request, its ring entry and Wait
+// waiting until whatever it waited for came.
+type liveSet struct {
+	handle fuseuring.Handler
+	mu     sync.Mutex
+	m      map[uint64]struct{}
+}
+
+// serve is handle for a request that is tracked while it runs.
+func (l *liveSet) serve(in, out [][]byte) (int, fuse.Status) {
+	if len(in) == 0 || len(in[0]) < 16 {
+		return l.handle(in, out)
+	}
+	u := *(*uint64)(unsafe.Pointer(&in[0][8]))
+	l.mu.Lock()
+	l.m[u] = struct{}{}
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		delete(l.m, u)
+		l.mu.Unlock()
+	}()
+	return l.handle(in, out)
+}
+
+// cancelAll interrupts every request being served, through the same
+// decoder as the kernel's INTERRUPTs, until none is left. A request that
+// go-fuse does not know yet (about to start) is interrupted again later.
+func (l *liveSet) cancelAll() {
+	if l == nil {
+		return
+	}
+	var req fuse.InterruptIn // with the InHeader
+	req.Length, req.Opcode = uint32(unsafe.Sizeof(req)), opInterrupt
+	in := unsafe.Slice((*byte)(unsafe.Pointer(&req)), unsafe.Sizeof(req))
+	out := make([]byte, 64)
+	done := map[uint64]bool{}
+	delay := time.Millisecond
+	for {
+		l.mu.Lock()
+		var todo []uint64
+		for u := range l.m {
+			if !done[u] {
+				todo = append(todo, u)
+			}
+		}
+		left := len(l.m)
+		l.mu.Unlock()
+		if left == 0 {
+			return
+		}
+		for _, u := range todo {
+			req.InHeader.Unique, req.Unique = u|1, u // FUSE_INT_REQ_BIT
+			// An interrupt that found its request is not answered
+			// (n == 0); EAGAIN: not (yet) known.
+			if n, st := l.handle([][]byte{in}, [][]byte{out}); st.Ok() && n == 0 {
+				done[u] = true
+			}
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 100*time.Millisecond)
 	}
 }
