@@ -63,6 +63,10 @@ func (t Transport) String() string {
 	return "auto"
 }
 
+// pollHackName is the name go-fuse's decoder answers in the root
+// directory for its poll hack (afterMount).
+const pollHackName = ".go-fuse-epoll-hack"
+
 // Opcodes of requests that still travel through /dev/fuse with io_uring.
 const (
 	opForget      = 2
@@ -156,7 +160,7 @@ func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason stri
 		}
 		s.transport, s.reason = TransportClassic, "io_uring off: the kernel did not offer it at FUSE INIT"
 		s.serveClassic()
-		return s, nil
+		return s.afterMount()
 	}
 	ps := fuse.NewProtocolServer(raw, &mo)
 	if err := initProtocolServer(ps, srv.KernelSettings()); err != nil {
@@ -179,6 +183,35 @@ func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason stri
 		s.transport, s.reason = TransportURing, reason
 	}
 	go s.dev.run()
+	return s.afterMount()
+}
+
+// afterMount does what go-fuse's WaitMount does after mounting: the poll
+// hack, where the mount point is known. It opens go-fuse's hack file
+// (which the decoder answers itself) and polls it; the POLL gets ENOSYS,
+// and the kernel sends no POLL for this mount again. Without it, the
+// first file that a Go program opens on the mount sends a POLL (the
+// runtime adds every descriptor to its epoll set), from an epoll_ctl that
+// the runtime makes as a raw system call, keeping its P: in a process
+// that serves the mount itself, a garbage collection then waited for that
+// thread while the request waited for a P to be served (TestPosix hung
+// for good on io_uring).
+func (s *Server) afterMount() (*Server, error) {
+	if magicFD(s.mountPoint) >= 0 {
+		return s, nil
+	}
+	fd, err := syscallcompat.RetryInt(func() (int, error) {
+		return unix.Open(filepath.Join(s.mountPoint, pollHackName), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		if uerr := s.Unmount(); uerr != nil {
+			return nil, fmt.Errorf("poll hack: %w; unmounting: %v", err, uerr)
+		}
+		s.Wait()
+		return nil, fmt.Errorf("poll hack: %w", err)
+	}
+	_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLPRI | unix.POLLOUT}}, 0)
+	_ = unix.Close(fd)
 	return s, nil
 }
 
