@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/hanwen/go-fuse/v2/fs"
@@ -61,6 +62,10 @@ func (t Transport) String() string {
 	}
 	return "auto"
 }
+
+// pollHackName is the name go-fuse's decoder answers in the root
+// directory for its poll hack (afterMount).
+const pollHackName = ".go-fuse-epoll-hack"
 
 // Opcodes of requests that still travel through /dev/fuse with io_uring.
 const (
@@ -137,8 +142,21 @@ func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason stri
 		}
 		return nil, err
 	}
-	srv, err := fuse.NewServer(raw, fmt.Sprintf("/dev/fd/%d", s.fd), &mo)
+	// go-fuse wraps the descriptor it is given in an os.File, which
+	// closes that number when the Server is garbage collected. We close
+	// s.fd ourselves (waitLoops, fail) and a magic /dev/fd/N belongs to
+	// the caller, so go-fuse gets a duplicate of its own: handing it
+	// s.fd let a collected Server close whatever descriptor had the
+	// number by then, such as the /dev/fuse or a ring of a later mount
+	// in the same process, whose requests then hung for good.
+	gofd, err := unix.FcntlInt(uintptr(s.fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
+		return fail(fmt.Errorf("duplicating the /dev/fuse descriptor: %w", err))
+	}
+	srv, err := fuse.NewServer(raw, fmt.Sprintf("/dev/fd/%d", gofd), &mo)
+	if err != nil {
+		// Not closed here: go-fuse closes it on the errors after it
+		// wrapped it.
 		return fail(err)
 	}
 	s.srv = srv
@@ -148,14 +166,15 @@ func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason stri
 		}
 		s.transport, s.reason = TransportClassic, "io_uring off: the kernel did not offer it at FUSE INIT"
 		s.serveClassic()
-		return s, nil
+		return s.afterMount()
 	}
 	ps := fuse.NewProtocolServer(raw, &mo)
 	if err := initProtocolServer(ps, srv.KernelSettings()); err != nil {
 		return fail(err)
 	}
-	s.dev = &devLoop{fd: s.fd, handle: ps.HandleRequest, bufSize: mo.MaxWrite + 4096, done: make(chan struct{})}
-	s.ring, err = fuseuring.Start(s.fd, ps.HandleRequest, fuseuring.Config{MaxWrite: mo.MaxWrite, Log: o.Log, MountPoint: kickPath(s.mountPoint)})
+	live := &liveSet{m: map[uint64]struct{}{}, handle: ps.HandleRequest}
+	s.dev = &devLoop{fd: s.fd, handle: live.serve, live: live, bufSize: mo.MaxWrite + 4096, done: make(chan struct{})}
+	s.ring, err = fuseuring.Start(s.fd, live.serve, fuseuring.Config{MaxWrite: mo.MaxWrite, Log: o.Log, MountPoint: kickPath(s.mountPoint)})
 	if err != nil {
 		// Entries that did register wait for requests that will not
 		// come; they end with the connection.
@@ -170,6 +189,35 @@ func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason stri
 		s.transport, s.reason = TransportURing, reason
 	}
 	go s.dev.run()
+	return s.afterMount()
+}
+
+// afterMount does what go-fuse's WaitMount does after mounting: the poll
+// hack, where the mount point is known. It opens go-fuse's hack file
+// (which the decoder answers itself) and polls it; the POLL gets ENOSYS,
+// and the kernel sends no POLL for this mount again. Without it, the
+// first file that a Go program opens on the mount sends a POLL (the
+// runtime adds every descriptor to its epoll set), from an epoll_ctl that
+// the runtime makes as a raw system call, keeping its P: in a process
+// that serves the mount itself, a garbage collection then waited for that
+// thread while the request waited for a P to be served (TestPosix hung
+// for good on io_uring).
+func (s *Server) afterMount() (*Server, error) {
+	if magicFD(s.mountPoint) >= 0 {
+		return s, nil
+	}
+	fd, err := syscallcompat.RetryInt(func() (int, error) {
+		return unix.Open(filepath.Join(s.mountPoint, pollHackName), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		if uerr := s.Unmount(); uerr != nil {
+			return nil, fmt.Errorf("poll hack: %w; unmounting: %v", err, uerr)
+		}
+		s.Wait()
+		return nil, fmt.Errorf("poll hack: %w", err)
+	}
+	_, _ = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLPRI | unix.POLLOUT}}, 0)
+	_ = unix.Close(fd)
 	return s, nil
 }
 
@@ -231,6 +279,7 @@ func initProtocolServer(ps *fuse.ProtocolServer, kernel *fuse.InitIn) error {
 // are ready) in a goroutine of its own.
 type devLoop struct {
 	fd      int
+	live    *liveSet
 	handle  fuseuring.Handler
 	bufSize int
 	done    chan struct{}
@@ -240,6 +289,9 @@ type devLoop struct {
 
 func (d *devLoop) run() {
 	defer close(d.done)
+	// The connection ended (unmounted or aborted): cancel what is
+	// still being served, as go-fuse's own loop does.
+	defer d.live.cancelAll()
 	buf := make([]byte, d.bufSize)
 	for {
 		n, err := syscallcompat.RetryInt(func() (int, error) { return unix.Read(d.fd, buf) })
@@ -285,5 +337,75 @@ func (d *devLoop) serve(req []byte) {
 	if n > 0 {
 		// ENOENT: the kernel no longer waits for it (interrupted).
 		_, _ = unix.Write(d.fd, (*out)[:n])
+	}
+}
+
+// liveSet knows the requests being served (by their unique), so that they
+// can be cancelled when the connection ends: go-fuse's /dev/fuse loop
+// then cancels every request in flight (its cancelAll, which a
+// ProtocolServer does not export), and a request that waits for
+// something that may never come (a -sharedstorage lock held elsewhere)
+// returns at once. Without it, an aborted connection (umount -f, the
+// fusectl abort file) left such a request, its ring entry and Wait
+// waiting until whatever it waited for came.
+type liveSet struct {
+	handle fuseuring.Handler
+	mu     sync.Mutex
+	m      map[uint64]struct{}
+}
+
+// serve is handle for a request that is tracked while it runs.
+func (l *liveSet) serve(in, out [][]byte) (int, fuse.Status) {
+	if len(in) == 0 || len(in[0]) < 16 {
+		return l.handle(in, out)
+	}
+	u := *(*uint64)(unsafe.Pointer(&in[0][8]))
+	l.mu.Lock()
+	l.m[u] = struct{}{}
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		delete(l.m, u)
+		l.mu.Unlock()
+	}()
+	return l.handle(in, out)
+}
+
+// cancelAll interrupts every request being served, through the same
+// decoder as the kernel's INTERRUPTs, until none is left. A request that
+// go-fuse does not know yet (about to start) is interrupted again later.
+func (l *liveSet) cancelAll() {
+	if l == nil {
+		return
+	}
+	var req fuse.InterruptIn // with the InHeader
+	req.Length, req.Opcode = uint32(unsafe.Sizeof(req)), opInterrupt
+	in := unsafe.Slice((*byte)(unsafe.Pointer(&req)), unsafe.Sizeof(req))
+	out := make([]byte, 64)
+	done := map[uint64]bool{}
+	delay := time.Millisecond
+	for {
+		l.mu.Lock()
+		var todo []uint64
+		for u := range l.m {
+			if !done[u] {
+				todo = append(todo, u)
+			}
+		}
+		left := len(l.m)
+		l.mu.Unlock()
+		if left == 0 {
+			return
+		}
+		for _, u := range todo {
+			req.InHeader.Unique, req.Unique = u|1, u // FUSE_INT_REQ_BIT
+			// An interrupt that found its request is not answered
+			// (n == 0); EAGAIN: not (yet) known.
+			if n, st := l.handle([][]byte{in}, [][]byte{out}); st.Ok() && n == 0 {
+				done[u] = true
+			}
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 100*time.Millisecond)
 	}
 }
