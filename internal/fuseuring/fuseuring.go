@@ -303,7 +303,7 @@ func (q *queue) run(first chan<- error) {
 			first <- err
 			first = nil
 		} else if err != nil {
-			q.r.log.Debug("io_uring entry stopped", "queue", q.qid, "err", err)
+			q.r.log.Warn("io_uring entry stopped", "queue", q.qid, "err", err)
 		}
 	}
 	pg := os.Getpagesize()
