@@ -455,6 +455,7 @@ func mountRoot(e *env, a *argContainer, rn frontend, feat features, readOnly boo
 	}
 	srv, err := fuseserve.Mount(a.mountpoint, rn, opts, fuseserve.Options{
 		Trace: trace, Log: e.log, ReadAheadKB: mountopts.ReadAheadKB, Transport: a.transport,
+		AutoClassic: mountopts.AutoClassic(mountParams(a, readOnly)),
 	})
 	if err != nil {
 		return nil, exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)

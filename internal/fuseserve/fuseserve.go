@@ -40,6 +40,9 @@ type Options struct {
 	// Transport picks how requests travel between kernel and daemon;
 	// the zero value is TransportAuto.
 	Transport Transport
+	// AutoClassic, if set, makes TransportAuto choose /dev/fuse, for this
+	// reason (mountopts.AutoClassic).
+	AutoClassic string
 }
 
 // LockOwnerCloser is implemented by a root node that takes forwarded
@@ -82,7 +85,7 @@ func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Ser
 	}
 	var s *Server
 	var err error
-	switch ok, reason := probe(o.Transport); {
+	switch ok, reason := probe(o); {
 	case ok:
 		s, err = mountURing(dir, raw, opts, o, reason)
 	case o.Transport == TransportURing:
@@ -105,9 +108,12 @@ func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Ser
 }
 
 // probe decides whether to try io_uring for t.
-func probe(t Transport) (bool, string) {
-	if t == TransportClassic {
+func probe(o Options) (bool, string) {
+	switch {
+	case o.Transport == TransportClassic:
 		return false, "io_uring off: -uring=false"
+	case o.Transport == TransportAuto && o.AutoClassic != "":
+		return false, "io_uring off: " + o.AutoClassic
 	}
 	return fuseuring.Probe()
 }
@@ -144,6 +150,12 @@ func (s *Server) Unmount() error {
 	}
 	if magicFD(s.mountPoint) >= 0 {
 		return fmt.Errorf("cannot unmount magic mountpoint %q; use fusermount3 -u on the real mount point", s.mountPoint)
+	}
+	select {
+	case <-s.dev.done:
+		// Unmounted already (a second call, as go-fuse allows).
+		return nil
+	default:
 	}
 	if err := fusermountUnmount(s.mountPoint); err != nil {
 		return err

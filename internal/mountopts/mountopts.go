@@ -88,6 +88,19 @@ func ForwardLocks(p Params) bool {
 	return p.SharedStorage && !p.Reverse
 }
 
+// AutoClassic says why -uring=auto serves this mount over /dev/fuse even
+// where the kernel offers io_uring, or "" (fuseserve.Options.AutoClassic).
+// With -sharedstorage, locks are forwarded and a lock wait, or a read
+// waiting for another mount's lock, lasts as long as the holder likes;
+// on io_uring each such wait holds a ring entry and its thread, on
+// /dev/fuse only a goroutine. -uring=true still uses io_uring.
+func AutoClassic(p Params) string {
+	if ForwardLocks(p) {
+		return "-sharedstorage (each waiting lock would hold a ring thread)"
+	}
+	return ""
+}
+
 // KernelOptions returns the -o items handed to fusermount.
 func KernelOptions(p Params) []string {
 	var o []string
