@@ -74,6 +74,7 @@ type Server struct {
 	ring       *fuseuring.Ring
 	dev        *devLoop
 	closeOnce  sync.Once
+	unmounted  atomic.Bool
 }
 
 // Mount mounts root on dir with opts, starts serving and returns once the
@@ -151,15 +152,14 @@ func (s *Server) Unmount() error {
 	if magicFD(s.mountPoint) >= 0 {
 		return fmt.Errorf("cannot unmount magic mountpoint %q; use fusermount3 -u on the real mount point", s.mountPoint)
 	}
-	select {
-	case <-s.dev.done:
-		// Unmounted already (a second call, as go-fuse allows).
+	if s.unmounted.Load() {
+		// We unmounted it already: a second call, as go-fuse allows.
 		return nil
-	default:
 	}
 	if err := fusermountUnmount(s.mountPoint); err != nil {
 		return err
 	}
+	s.unmounted.Store(true)
 	s.waitLoops()
 	return nil
 }

@@ -291,11 +291,15 @@ func TestURingFallback(t *testing.T) {
 type waitTree struct {
 	fs.Inode
 	release     chan struct{}
+	releaseOnce sync.Once
 	waiting     atomic.Int32 // reads of "block" waiting now
 	interrupted atomic.Int32 // reads of "block" that ended by interrupt
 }
 
 func newWaitTree() *waitTree { return &waitTree{release: make(chan struct{})} }
+
+// letGo releases the waiting reads; it may be called more than once.
+func (r *waitTree) letGo() { r.releaseOnce.Do(func() { close(r.release) }) }
 
 func (r *waitTree) OnAdd(ctx context.Context) {
 	r.AddChild("f", r.NewPersistentInode(ctx, &fs.MemRegularFile{Data: []byte("hello"), Attr: fuse.Attr{Mode: 0o644}}, fs.StableAttr{Ino: 2}), false)
@@ -379,7 +383,7 @@ func TestInterruptWaitingRead(t *testing.T) {
 		root := newWaitTree()
 		mnt, srv := mountRoot(t, root, waitParams, Options{}, want)
 		block := filepath.Join(mnt, "block")
-		defer close(root.release) // lets whatever still waits finish
+		defer root.letGo() // lets whatever still waits finish
 		t.Run("SIGKILL", func(t *testing.T) {
 			cmd := exec.Command(os.Args[0])
 			cmd.Env = append(os.Environ(), childEnv+"="+block)
@@ -493,7 +497,7 @@ func waitServed(t *testing.T, srv *Server, root *waitTree, what string) {
 	select {
 	case <-done:
 	case <-time.After(testutil.RunTimeout):
-		close(root.release)
+		root.letGo()
 		<-done
 		t.Fatalf("Wait returned only after the waiting request was released (%s)", what)
 	}
@@ -533,11 +537,10 @@ func TestUnmountInFlight(t *testing.T) {
 			if err := unix.Unmount(mnt, unix.MNT_DETACH); err != nil {
 				t.Fatal(err)
 			}
-			close(root.release)
+			root.letGo()
 			if err := <-res; err != nil {
 				t.Errorf("read across a lazy unmount: %v", err)
 			}
-			root.release = make(chan struct{}) // for waitServed
 			waitServed(t, srv, root, "lazy unmount")
 		})
 	})
@@ -563,7 +566,7 @@ func TestURingQueuesGrow(t *testing.T) {
 		select {
 		case <-root.release:
 		default:
-			close(root.release)
+			root.letGo()
 		}
 	}()
 	st := srv.Stats()
@@ -626,7 +629,7 @@ func TestURingQueuesGrow(t *testing.T) {
 	if n := srv.Stats().RingEntries - others; n != limit {
 		t.Errorf("queue 0 has %d entries with %d reads, want its limit %d", n, readers, limit)
 	}
-	close(root.release)
+	root.letGo()
 	wg.Wait()
 	close(errs)
 	for err := range errs {

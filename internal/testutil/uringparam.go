@@ -25,7 +25,7 @@ const uringParamLock = "/run/gocryptfs-test-enable_uring.lock"
 // their changes and restore each other's value. Mounts of other tests
 // made meanwhile may get either transport; both are correct. It skips
 // where the kernel has no FUSE over io_uring or we are not root.
-func SetURingParam(t *testing.T, v string) {
+func SetURingParam(t testing.TB, v string) {
 	t.Helper()
 	RequireFuse(t)
 	if _, err := os.Stat(URingParam); errors.Is(err, fs.ErrNotExist) {
@@ -56,4 +56,24 @@ func SetURingParam(t *testing.T, v string) {
 	if err := os.WriteFile(URingParam, []byte(v), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// SetURing is SetURingParam with Y for on and N for off.
+func SetURing(t testing.TB, on bool) {
+	t.Helper()
+	v := "N"
+	if on {
+		v = "Y"
+	}
+	SetURingParam(t, v)
+}
+
+// URingValue returns URingParam's value ("Y" or "N"), or "" when the
+// kernel has no FUSE over io_uring.
+func URingValue() string {
+	b, err := os.ReadFile(URingParam)
+	if err != nil {
+		return ""
+	}
+	return string(bytes.TrimSpace(b))
 }
