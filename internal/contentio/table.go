@@ -128,6 +128,19 @@ func (t *Table) acquire(key inodeKey, shared bool) *entry {
 			e.serial = make(chan struct{}, 1)
 		}
 		t.entries[key] = e
+	} else {
+		// The inode is still open here, maybe only because the kernel
+		// has not yet sent the RELEASE of a closed handle (asynchronous,
+		// and late often over io_uring). An open is when a program may
+		// expect to see what another writer (a second mount, a tool on
+		// CIPHERDIR) left there meanwhile: the cached file ID is
+		// re-read from the header at the next access instead of
+		// trusted, which costs one pread per open of an open inode.
+		// Forgetting it is safe at any time: every user of the cache
+		// reads the header from disk when it is empty, and the only
+		// writer of a new header holds content exclusively and caches
+		// the ID after writing it.
+		e.setID([contentenc.FileIDLen]byte{}, false)
 	}
 	e.refs++
 	return e
