@@ -11,6 +11,7 @@ package fuseserve
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -173,7 +174,7 @@ func mountURing(dir string, raw *rawFS, opts *fs.Options, o Options, reason stri
 		return fail(err)
 	}
 	live := &liveSet{m: map[uint64]struct{}{}, handle: ps.HandleRequest}
-	s.dev = &devLoop{fd: s.fd, handle: live.serve, live: live, bufSize: mo.MaxWrite + 4096, done: make(chan struct{})}
+	s.dev = &devLoop{fd: s.fd, handle: live.serve, live: live, bufSize: mo.MaxWrite + 4096, done: make(chan struct{}), log: o.Log}
 	s.ring, err = fuseuring.Start(s.fd, live.serve, fuseuring.Config{MaxWrite: mo.MaxWrite, Log: o.Log, MountPoint: kickPath(s.mountPoint)})
 	if err != nil {
 		// Entries that did register wait for requests that will not
@@ -283,6 +284,7 @@ type devLoop struct {
 	handle  fuseuring.Handler
 	bufSize int
 	done    chan struct{}
+	log     *slog.Logger // nil: nothing is logged
 	byOp    [64]atomic.Uint64
 	pool    sync.Pool
 }
@@ -299,8 +301,16 @@ func (d *devLoop) run() {
 		case err == unix.ENOENT || err == unix.EAGAIN:
 			// ENOENT: the request was interrupted before we read it.
 			continue
+		case err == unix.ENODEV:
+			// Unmounted or aborted.
+			return
 		case err != nil:
-			// ENODEV: unmounted.
+			// Not expected (the buffer fits any request). The rings
+			// go on serving, but FORGET and INTERRUPT no longer
+			// are, and retrying would spin: say so, loudly.
+			if d.log != nil {
+				d.log.Error("reading /dev/fuse failed, no longer serving it", "err", err)
+			}
 			return
 		case n < 40:
 			continue
