@@ -340,11 +340,9 @@ func (d *devLoop) serve(req []byte) {
 	defer d.pool.Put(out)
 	n, st := d.handle([][]byte{req}, [][]byte{*out})
 	if !st.Ok() {
-		oh := (*fuse.OutHeader)(unsafe.Pointer(&(*out)[0]))
-		*oh = fuse.OutHeader{Length: 16, Status: -int32(st), Unique: *(*uint64)(unsafe.Pointer(&req[8]))}
-		n = 16
+		n = fuseuring.ErrorReply(*out, n, st, *(*uint64)(unsafe.Pointer(&req[8])))
 	}
-	if n > 0 {
+	if n > 0 { // 0: no answer (FORGET, INTERRUPT)
 		// ENOENT: the kernel no longer waits for it (interrupted).
 		_, _ = unix.Write(d.fd, (*out)[:n])
 	}

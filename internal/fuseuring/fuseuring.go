@@ -392,6 +392,24 @@ func (q *queue) kick() {
 	_ = unix.Statfs(q.r.cfg.MountPoint, &st)
 }
 
+// ErrorReply turns the answer of a Handler (n bytes in out, status st)
+// to the request unique into an error reply when it is one: a failed
+// status, or an answer too short to hold an out header (EIO then), is
+// written as a bare out header to out, which holds at least 16 bytes.
+// It returns the length of the reply. Both transports use it, so that a
+// request fails the same way whichever way it came.
+func ErrorReply(out []byte, n int, st fuse.Status, unique uint64) int {
+	if st.Ok() && n >= outHeaderSize {
+		return n
+	}
+	if st.Ok() {
+		st = fuse.EIO
+	}
+	oh := (*fuse.OutHeader)(unsafe.Pointer(&out[0]))
+	*oh = fuse.OutHeader{Length: outHeaderSize, Status: -int32(st), Unique: unique}
+	return outHeaderSize
+}
+
 // serve answers the request in the entry's buffers and returns its
 // commit ID.
 func (q *queue) serve(hdr, payload []byte) (commitID uint64) {
@@ -403,14 +421,7 @@ func (q *queue) serve(hdr, payload []byte) (commitID uint64) {
 	in := [3][]byte{hdr[:inHeaderSize], hdr[hdrOpIn : hdrOpIn+opLen], payload[:psz]}
 	out := [2][]byte{hdr[:outHeaderSize], payload}
 	n, st := q.call(in[:], out[:])
-	if !st.Ok() || n < outHeaderSize {
-		if st.Ok() {
-			st = fuse.EIO
-		}
-		oh := (*fuse.OutHeader)(unsafe.Pointer(&hdr[hdrInOut]))
-		*oh = fuse.OutHeader{Length: outHeaderSize, Status: -int32(st), Unique: unique}
-		n = outHeaderSize
-	}
+	n = ErrorReply(hdr[hdrInOut:], n, st, unique)
 	eio.payloadSz = uint32(n - outHeaderSize)
 	q.r.served.Add(1)
 	return commitID
