@@ -20,10 +20,28 @@ export PATH="$PATH:/usr/local/go/bin"
 
 ./install-deps.bash
 
+# Restored on exit, in reverse order of setting up.
+cleanups=()
+on_exit() {
+	local i
+	for ((i = ${#cleanups[@]} - 1; i >= 0; i--)); do eval "${cleanups[i]}" || true; done
+}
+trap on_exit EXIT
+
+# The tests that abort a FUSE connection (a hung request, umount -f) write
+# /sys/fs/fuse/connections/N/abort. systemd mounts fusectl there at boot;
+# a machine without systemd (CI's) has nothing there. testutil.ConnAbort
+# mounts it where needed; mounted here first, it is also unmounted at the
+# end, leaving the machine as it was.
+fusectl=/sys/fs/fuse/connections
+if [[ -d $fusectl ]] && ! mountpoint -q "$fusectl" && mount -t fusectl fusectl "$fusectl" 2>/dev/null; then
+	cleanups+=("umount $fusectl")
+fi
+
 uring_param=/sys/module/fuse/parameters/enable_uring
 if [[ -e $uring_param && -w $uring_param ]]; then
 	uring_orig=$(cat "$uring_param")
-	trap 'echo "$uring_orig" > "$uring_param"' EXIT
+	cleanups+=('echo "$uring_orig" > "$uring_param"')
 	transport() {
 		echo "$1" >"$uring_param"
 		echo "   (FUSE transport of this pass: $2)"

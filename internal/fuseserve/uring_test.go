@@ -103,6 +103,17 @@ func mountRoot(t *testing.T, root fs.InodeEmbedder, p mountopts.Params, o Option
 		}
 		srv.Wait()
 	})
+	if w, ok := root.(*waitTree); ok {
+		// Runs before the cleanup above (cleanups run last in, first
+		// out): a test that failed while a read of "block" waited
+		// would otherwise wait in srv.Wait for good, and a test
+		// process that exits (its timeout) while one of its threads
+		// waits for an answer from its own mount never ends: the
+		// thread waits in the kernel for a daemon that is gone, and
+		// keeps the /dev/fuse descriptor, whose close would abort
+		// the connection, open.
+		t.Cleanup(w.letGo)
+	}
 	if tr, why := srv.Transport(); tr != want {
 		t.Fatalf("transport %v (%s), want %v", tr, why, want)
 	}
@@ -457,17 +468,6 @@ func TestPanicInRequest(t *testing.T) {
 	})
 }
 
-// connAbort is the fusectl file that aborts the FUSE connection of the
-// mount on mnt (what umount -f does).
-func connAbort(t *testing.T, mnt string) string {
-	t.Helper()
-	var st unix.Stat_t
-	if err := unix.Stat(mnt, &st); err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("/sys/fs/fuse/connections/%d/abort", unix.Minor(st.Dev))
-}
-
 // startRead starts a read of p in a goroutine; the result comes on the
 // channel.
 func startRead(t *testing.T, p string) <-chan error {
@@ -518,7 +518,7 @@ func TestUnmountInFlight(t *testing.T) {
 			mnt, srv := mountRoot(t, root, waitParams, Options{}, want)
 			res := startRead(t, filepath.Join(mnt, "block"))
 			waitFor(t, "the read waits in the daemon", func() bool { return root.waiting.Load() == 1 })
-			if err := os.WriteFile(connAbort(t, mnt), []byte("1"), 0); err != nil {
+			if err := os.WriteFile(testutil.ConnAbortFile(t, mnt), []byte("1"), 0); err != nil {
 				t.Fatal(err)
 			}
 			if err := <-res; !errors.Is(err, unix.ECONNABORTED) && !errors.Is(err, unix.ENOTCONN) {

@@ -94,3 +94,43 @@ func MountTmpfs(t testing.TB, dir, options string) {
 		}
 	})
 }
+
+// fuseCtlDir is where the kernel's fusectl filesystem shows one directory
+// per FUSE connection, whose abort file ends the connection (what
+// umount -f does, and the only way out of a request that nobody answers).
+const fuseCtlDir = "/sys/fs/fuse/connections"
+
+// fuseCtlMagic is fusectl's statfs f_type (FUSE_CTL_SUPER_MAGIC).
+const fuseCtlMagic = 0x65735543
+
+// ConnAbortFile returns the fusectl abort file of the FUSE mount on mnt
+// (see ConnAbort).
+func ConnAbortFile(tb testing.TB, mnt string) string {
+	tb.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(mnt, &st); err != nil {
+		tb.Fatalf("stat %s: %v", mnt, err)
+	}
+	return ConnAbort(tb, unix.Minor(st.Dev))
+}
+
+// ConnAbort returns the abort file of FUSE connection conn (the minor of
+// the mount's st_dev), mounting fusectl on /sys/fs/fuse/connections first
+// where it is not: a machine without systemd, such as a fresh CI
+// machine, has nothing there, and a test whose abort failed left its
+// read waiting for good. fusectl stays mounted, as systemd's
+// sys-fs-fuse-connections.mount leaves it; test.bash unmounts it at the
+// end where it was not mounted before.
+func ConnAbort(tb testing.TB, conn uint32) string {
+	tb.Helper()
+	var sfs unix.Statfs_t
+	if err := unix.Statfs(fuseCtlDir, &sfs); err != nil {
+		tb.Fatalf("statfs %s: %v", fuseCtlDir, err)
+	}
+	if sfs.Type != fuseCtlMagic {
+		if err := unix.Mount("fusectl", fuseCtlDir, "fusectl", 0, ""); err != nil && err != unix.EBUSY {
+			tb.Fatalf("mounting fusectl on %s: %v", fuseCtlDir, err)
+		}
+	}
+	return fmt.Sprintf("%s/%d/abort", fuseCtlDir, conn)
+}

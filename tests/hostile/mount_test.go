@@ -2,7 +2,6 @@ package hostile_test
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -60,7 +59,7 @@ func within(t *testing.T, mnt string, conn uint32, what string, fn func()) {
 		return
 	case <-time.After(stepTimeout):
 	}
-	abort := fmt.Sprintf("/sys/fs/fuse/connections/%d/abort", conn)
+	abort := testutil.ConnAbort(t, conn)
 	if err := os.WriteFile(abort, []byte("1"), 0o200); err != nil {
 		t.Logf("aborting FUSE connection %d: %v", conn, err)
 	}
