@@ -16,18 +16,21 @@ import (
 )
 
 // kindNames are the -json kinds of the fsck problem kinds (FileError is
-// refined by Analyze).
+// refined by Analyze). TestKindNames checks that every fsck.Kinds() has
+// one.
 var kindNames = map[fsck.Kind]string{
-	fsck.CorruptName:     "undecryptable-name",
-	fsck.DirError:        "dir-error",
-	fsck.FileError:       "file-error",
-	fsck.OpenError:       "open-error",
-	fsck.SymlinkError:    "undecryptable-symlink",
-	fsck.XattrListError:  "xattr-list-error",
-	fsck.XattrNameError:  "undecryptable-xattr-name",
-	fsck.XattrValueError: "undecryptable-xattr-value",
-	fsck.Skipped:         "skipped",
-	fsck.OrphanLongName:  "orphan-long-name-file",
+	fsck.CorruptName:      "undecryptable-name",
+	fsck.DirError:         "dir-error",
+	fsck.FileError:        "file-error",
+	fsck.OpenError:        "open-error",
+	fsck.SymlinkError:     "undecryptable-symlink",
+	fsck.XattrListError:   "xattr-list-error",
+	fsck.XattrNameError:   "undecryptable-xattr-name",
+	fsck.XattrValueError:  "undecryptable-xattr-value",
+	fsck.Skipped:          "skipped",
+	fsck.OrphanLongName:   "orphan-long-name-file",
+	fsck.SyncConflict:     "sync-conflict",
+	fsck.XattrUnsupported: "xattr-unsupported",
 }
 
 // Describe turns an fsck problem into a "finding" event; for a file it
