@@ -71,6 +71,16 @@ type Event struct {
 	QuarantinedTo string `json:"quarantined_to,omitempty"`
 	// Ranges are the plaintext byte ranges lost.
 	Ranges []Range `json:"lost_ranges,omitempty"`
+	// NameLost is set for an entry whose own plaintext name cannot be
+	// decrypted (its directory's IV is lost, or the name is damaged):
+	// Path is then the directory holding it, and the salvaged copy is
+	// named after the ciphertext name.
+	NameLost bool `json:"name_lost,omitempty"`
+	// Holds are, for a salvaged directory whose own name is lost, the
+	// first plaintext names inside it (its own IV still decrypts them),
+	// sorted; HoldsMore counts the others. They tell what it was.
+	Holds     []string `json:"holds,omitempty"`
+	HoldsMore int      `json:"holds_more,omitempty"`
 	// Error is the finding's message.
 	Error string `json:"error,omitempty"`
 	// Line is the finding as plain -fsck prints it (not in the JSON).
@@ -136,7 +146,7 @@ type repairer struct {
 // holds names the repair cannot have written stops the run before any
 // change, with an error wrapping ErrJournal; a mounted CIPHERDIR one
 // wrapping ErrMounted.
-func Repair(ctx context.Context, opts Options) (Result, error) {
+func Repair(ctx context.Context, opts Options) (res Result, err error) {
 	if opts.NameTransform == nil || opts.ContentEnc == nil || opts.CipherDir == "" || len(opts.JournalKey) != JournalKeyLen {
 		return Result{}, errors.New("repair: incomplete options")
 	}
@@ -148,6 +158,9 @@ func Repair(ctx context.Context, opts Options) (Result, error) {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	// However the run ends (cancelled, failed), the caller learns how
+	// many actions were taken before.
+	defer func() { res.Actions = r.actions }()
 	root, err := syscallcompat.OpenDirPath(opts.CipherDir)
 	if err != nil {
 		return Result{}, fmt.Errorf("repair: open %s: %w", opts.CipherDir, err)
@@ -180,7 +193,6 @@ func Repair(ctx context.Context, opts Options) (Result, error) {
 			}
 		}
 	}
-	var res Result
 	for pass := 0; ; pass++ {
 		var probs []fsck.Problem
 		final, err := fsck.Check(ctx, fsck.Options{
@@ -220,7 +232,6 @@ func Repair(ctx context.Context, opts Options) (Result, error) {
 			break
 		}
 	}
-	res.Actions = r.actions
 	if err := r.finish(); err != nil {
 		return res, fmt.Errorf("repair: %w", err)
 	}
@@ -358,7 +369,7 @@ func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
 		return err
 	}
 	plainRel := join(plainDir, name)
-	ev := Event{Path: plainDir, CipherPath: cipherRel}
+	ev := Event{Path: plainDir, CipherPath: cipherRel, NameLost: true}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		dst, ranges, err := r.salvageFile(cipherRel, plainRel)
@@ -386,6 +397,7 @@ func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
 			return err
 		}
 		ev.SalvagedTo = r.lfShown(plainRel)
+		ev.Holds, ev.HoldsMore = r.holds(cipherRel)
 	default:
 		ev.Error = specialNote(st.Mode)
 	}
@@ -399,6 +411,44 @@ func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
 		ev.Action = "salvaged"
 	}
 	return r.action(ev)
+}
+
+// maxHolds bounds the names Event.Holds lists.
+const maxHolds = 5
+
+// holds returns the first maxHolds plaintext names (sorted) in the
+// ciphertext directory rel that decrypt under its own IV, and how many
+// more there are; nothing when it cannot be read.
+func (r *repairer) holds(rel string) ([]string, int) {
+	fd, err := r.openDir(rel)
+	if err != nil {
+		return nil, 0
+	}
+	defer syscallcompat.Close(fd)
+	var iv []byte
+	if r.nt.UsesDirIV() {
+		if iv, err = nametransform.ReadDirIVAt(fd); err != nil {
+			return nil, 0
+		}
+	}
+	ents, err := syscallcompat.Getdents(fd)
+	if err != nil {
+		return nil, 0
+	}
+	var names []string
+	for _, e := range ents {
+		if k := r.nt.Classify(e.Name, false); k.Hidden() || k == nametransform.KindDot {
+			continue
+		}
+		if plain, err := r.nt.DecryptNameAt(fd, e.Name, iv); err == nil && utf8.ValidString(plain) {
+			names = append(names, plain)
+		}
+	}
+	slices.Sort(names)
+	if len(names) > maxHolds {
+		return names[:maxHolds], len(names) - maxHolds
+	}
+	return names, 0
 }
 
 // readlink reads the symlink rel.
