@@ -138,6 +138,9 @@ type repairer struct {
 	jr      *journal
 	actions int
 	seen    map[string]bool
+	// restored holds the directories (ciphertext paths) whose damaged IV
+	// this run recovered (ivrecover.go).
+	restored map[string]bool
 }
 
 // Repair checks and repairs the CIPHERDIR. The error is nil when the run
@@ -154,7 +157,7 @@ func Repair(ctx context.Context, opts Options) (res Result, err error) {
 		opts.Now = time.Now
 	}
 	r := &repairer{ctx: ctx, opts: opts, nt: opts.NameTransform, ce: opts.ContentEnc,
-		log: opts.Logger, seen: map[string]bool{}, root: -1, qfd: -1, tfd: -1}
+		log: opts.Logger, seen: map[string]bool{}, restored: map[string]bool{}, root: -1, qfd: -1, tfd: -1}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -220,6 +223,18 @@ func Repair(ctx context.Context, opts Options) (res Result, err error) {
 		slices.SortStableFunc(probs, func(a, b fsck.Problem) int {
 			return cmpBool(inDir(a.CipherPath, lf), inDir(b.CipherPath, lf))
 		})
+		// A directory whose every name fails may just have a damaged IV:
+		// recovering it first keeps the names where they are.
+		flipped := map[string]string{}
+		for _, p := range probs {
+			if p.Kind == fsck.CorruptName {
+				dir, _ := split(p.CipherPath)
+				flipped[dir] = p.Path
+			}
+		}
+		if err := r.fixFlippedIVs(flipped); err != nil {
+			return res, fmt.Errorf("repair: %w", err)
+		}
 		for _, p := range probs {
 			if err := ctx.Err(); err != nil {
 				return res, err
@@ -299,6 +314,9 @@ func (r *repairer) fix(p fsck.Problem) error {
 	switch p.Kind {
 	case fsck.CorruptName:
 		dir, name := split(p.CipherPath)
+		if r.staleName(dir, name) {
+			return nil
+		}
 		return r.moveOut(dir, p.Path, name)
 	case fsck.DirError:
 		if p.Name == nametransform.DirIVFilename {
@@ -664,7 +682,8 @@ func (r *repairer) fixXattr(p fsck.Problem) error {
 // fixDirIV repairs a directory whose gocryptfs.diriv is missing or
 // invalid: with an alternative IV (a sync tool's conflict copy of it, as
 // nametransform recognizes them) that decrypts its names, that IV is
-// restored and nothing moves; otherwise a new IV is written and every
+// restored and nothing moves; the same when the damaged file still holds
+// the IV (ivrecover.go); otherwise a new IV is written and every
 // entry named under the lost one goes to lost+found.
 func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
 	if _, err := r.dirIV(cipherDir); err == nil {
@@ -690,6 +709,9 @@ func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
 		if k := r.nt.Classify(n, isRoot); !k.Hidden() && k != nametransform.KindDot && !reservedName(n) {
 			entries = append(entries, n)
 		}
+	}
+	if iv, note := r.prefixIV(dfd, entries); iv != nil {
+		return r.restoreDirIV(cipherDir, plainDir, iv, note)
 	}
 	if iv, alt := r.bestAltIV(dfd, names, entries); iv != nil {
 		if err := r.replaceDirIV(cipherDir, iv); err != nil {

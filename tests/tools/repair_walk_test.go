@@ -145,3 +145,57 @@ func TestRepairAbortCounts(t *testing.T) {
 		t.Errorf("says %s actions, printed %d:\n%s", m[1], printed, r.Stderr)
 	}
 }
+
+// TestRepairRecoversDamagedDirIV: a gocryptfs.diriv with one bit flipped
+// or with bytes appended still holds the IV; -repair recovers it (the
+// names tell which candidate is right), so the entries keep their
+// plaintext names and places instead of going to lost+found under
+// ciphertext names. An entry that does not decrypt under the recovered
+// IV either (junk) is still taken out.
+func TestRepairRecoversDamagedDirIV(t *testing.T) {
+	v := testutil.VectorNamed(t, repairVector)
+	dir := testutil.CopyCipherVector(t, v.Name)
+	c := coretest.New(t, coretest.VectorOptions(t, v))
+	abs := func(rel string) string { return filepath.Join(dir, rel) }
+	flip := coretest.Mkdir(t, c, dir, "flip")
+	coretest.WriteFile(t, c, dir, "flip/a.txt", []byte("alpha"))
+	coretest.WriteFile(t, c, dir, "flip/"+strings.Repeat("L", 200), []byte("long"))
+	coretest.Mkdir(t, c, dir, "flip/sub")
+	coretest.WriteFile(t, c, dir, "flip/sub/b.txt", []byte("beta"))
+	if err := os.WriteFile(abs(filepath.Join(flip, "BBBBBBBBBBBBBBBBBBBBBB")), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.FlipByte(t, abs(filepath.Join(flip, nametransform.DirIVFilename)), 11, 0x40)
+	long := coretest.Mkdir(t, c, dir, "appended")
+	coretest.WriteFile(t, c, dir, "appended/x.txt", []byte("x"))
+	f, err := os.OpenFile(abs(filepath.Join(long, nametransform.DirIVFilename)), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("\n"))
+	f.Close()
+	testutil.Expect(t, gocryptfs(t, append(append([]string{"-fsck"}, masterkeyArgs(t)...), dir)...), 26)
+	r := gocryptfs(t, append(append([]string{"-fsck", "-repair"}, masterkeyArgs(t)...), dir)...)
+	testutil.Expect(t, r, 0, "fsck summary: no problems found",
+		`repair: diriv-restored "flip"`, "bit 94 of the damaged gocryptfs.diriv was flipped",
+		`repair: diriv-restored "appended"`, "first 16 of the 17 bytes")
+	view := plainView(t, c, dir)
+	for p, want := range map[string]string{
+		"flip/a.txt":                       "file:alpha",
+		"flip/" + strings.Repeat("L", 200): "file:long",
+		"flip/sub/b.txt":                   "file:beta",
+		"appended/x.txt":                   "file:x",
+	} {
+		if view[p] != want {
+			t.Errorf("%s: got %q, want %q", p, view[p], want)
+		}
+	}
+	for p := range view {
+		if strings.HasPrefix(p, "lost+found") {
+			t.Errorf("moved to lost+found: %s", p)
+		}
+	}
+	if !strings.Contains(r.Stdout, `repair: quarantined an entry of "flip" whose name cannot be decrypted`) {
+		t.Errorf("the junk entry was not quarantined: %v", r)
+	}
+}
