@@ -84,14 +84,31 @@ const (
 	numKinds
 )
 
-// Kinds returns every Kind, in order, so that tables keyed by Kind (such
-// as the -json names in internal/repair) can be checked for completeness.
-func Kinds() []Kind {
-	out := make([]Kind, 0, numKinds)
-	for k := range numKinds {
-		out = append(out, k)
+// kindNames are the names of the kinds in -fsck -json output
+// (internal/repair refines FileError and DirError by the damage it
+// finds). TestKindNames checks that every kind has its own.
+var kindNames = [numKinds]string{
+	CorruptName:      "undecryptable-name",
+	DirError:         "dir-error",
+	FileError:        "file-error",
+	OpenError:        "open-error",
+	SymlinkError:     "undecryptable-symlink",
+	XattrListError:   "xattr-list-error",
+	XattrNameError:   "undecryptable-xattr-name",
+	XattrValueError:  "undecryptable-xattr-value",
+	Skipped:          "skipped",
+	OrphanLongName:   "orphan-long-name-file",
+	SyncConflict:     "sync-conflict",
+	XattrUnsupported: "xattr-unsupported",
+}
+
+// String returns the kind's name in -fsck -json output, such as
+// "sync-conflict".
+func (k Kind) String() string {
+	if k >= 0 && k < numKinds && kindNames[k] != "" {
+		return kindNames[k]
 	}
-	return out
+	return fmt.Sprintf("kind-%d", int(k))
 }
 
 // Problem is one finding. Its String method gives the line -fsck prints.

@@ -452,17 +452,3 @@ func TestSetupErrors(t *testing.T) {
 		}
 	}
 }
-
-// TestKindStrings: every kind has its own line format (none falls back to
-// the numbered "problem N" line).
-func TestKindStrings(t *testing.T) {
-	if len(fsck.Kinds()) < int(fsck.XattrUnsupported)+1 {
-		t.Fatalf("Kinds() = %v misses kinds", fsck.Kinds())
-	}
-	for _, k := range fsck.Kinds() {
-		s := fsck.Problem{Kind: k, Path: "p"}.String()
-		if strings.HasPrefix(s, "fsck: problem ") {
-			t.Errorf("kind %d: generic line %q", int(k), s)
-		}
-	}
-}
