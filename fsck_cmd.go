@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"gocryptfs/internal/contentenc"
@@ -28,6 +29,14 @@ import (
 func runFsck(e *env, a *argContainer) error {
 	if err := checkCipherDir(a.cipherdir); err != nil {
 		return err
+	}
+	if a.repair {
+		// Before the password prompt: a mounted CIPHERDIR is refused
+		// anyway, and asking first would waste the user's typing (or a
+		// FIDO2 touch). Repair checks again on the descriptor it works on.
+		if err := refuseMounted(a.cipherdir); err != nil {
+			return err
+		}
 	}
 	mk, feat, err := unlock(e, a)
 	if err != nil {
@@ -87,6 +96,20 @@ func runFsck(e *env, a *argContainer) error {
 		return exitcodes.Errorf(exitcodes.Other, "fsck: %v", err)
 	}
 	return out.summary(res, 0)
+}
+
+// refuseMounted fails with exit code 11 if cipherDir is mounted or held
+// open by another process (repair.CheckNotMounted).
+func refuseMounted(cipherDir string) error {
+	fd, err := syscallcompat.OpenDirPath(cipherDir)
+	if err != nil {
+		return exitcodes.Errorf(exitcodes.Other, "fsck -repair: open %s: %v", cipherDir, err)
+	}
+	defer syscallcompat.Close(fd)
+	if err := repair.CheckNotMounted(fd, cipherDir); err != nil {
+		return exitcodes.Errorf(exitcodes.Other, "fsck -repair: %v", err)
+	}
+	return nil
 }
 
 // runRepair implements -fsck -repair: repair (which refuses a mounted
@@ -153,16 +176,18 @@ func (o fsckOutput) human(ev repair.Event) {
 		fmt.Fprintln(o.e.stderr, line)
 		return
 	}
-	line := fmt.Sprintf("repair: %s %q", ev.Action, ev.CipherPath)
+	line := fmt.Sprintf("repair: %s %s", ev.Action, shownEntry(ev))
 	if ev.SalvagedTo != "" {
 		line += fmt.Sprintf(", saved as %q", ev.SalvagedTo)
 	}
-	if len(ev.Ranges) > 0 {
-		var lost uint64
-		for _, r := range ev.Ranges {
-			lost += r.End - r.Start
+	if len(ev.Holds) > 0 {
+		line += ", a directory holding " + quoteList(ev.Holds)
+		if ev.HoldsMore > 0 {
+			line += fmt.Sprintf(" and %d more", ev.HoldsMore)
 		}
-		line += fmt.Sprintf(" (%d bytes lost, listed in .lost-ranges.txt)", lost)
+	}
+	if len(ev.Ranges) > 0 {
+		line += " (" + lostText(ev) + ")"
 	}
 	if ev.QuarantinedTo != "" {
 		line += fmt.Sprintf(", original in %q", ev.QuarantinedTo)
@@ -173,6 +198,55 @@ func (o fsckOutput) human(ev repair.Event) {
 		line += " (" + ev.Error + ")"
 	}
 	o.e.log.Info(line)
+}
+
+// shownEntry names the entry of an action for people: its plaintext path
+// where known, then where it is stored.
+func shownEntry(ev repair.Event) string {
+	if ev.NameLost {
+		dir := fmt.Sprintf("of %q", ev.Path)
+		if ev.Path == "" {
+			dir = "of the root directory"
+		}
+		return fmt.Sprintf("an entry %s whose name cannot be decrypted (stored as %q)", dir, ev.CipherPath)
+	}
+	if ev.Path == ev.CipherPath {
+		return fmt.Sprintf("%q", ev.Path) // -plaintextnames
+	}
+	return fmt.Sprintf("%q (stored as %q)", ev.Path, ev.CipherPath)
+}
+
+// quoteList quotes and joins names.
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// lostText says what a salvaged or quarantined file lost. A file of
+// which nothing could be saved says so and why, never "0 bytes lost"; a
+// cut-off end of unknown length is named by its offset.
+func lostText(ev repair.Event) string {
+	if ev.SalvagedTo == "" {
+		if all := ev.Ranges[0].End; all > 0 {
+			return fmt.Sprintf("nothing could be saved, all %d bytes lost: %s", all, ev.Ranges[0].Reason)
+		}
+		return "nothing could be saved: " + ev.Ranges[0].Reason
+	}
+	var known uint64
+	var parts []string
+	for _, r := range ev.Ranges {
+		if r.End == r.Start {
+			parts = append(parts, fmt.Sprintf("everything after byte %d lost", r.Start))
+		}
+		known += r.End - r.Start
+	}
+	if known > 0 {
+		parts = append([]string{fmt.Sprintf("%d bytes lost", known)}, parts...)
+	}
+	return strings.Join(parts, " and ") + ", listed in .lost-ranges.txt"
 }
 
 // summary prints the last line and picks the exit code.

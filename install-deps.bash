@@ -32,6 +32,7 @@ command -v setfattr >/dev/null || missing+=(attr)
 command -v ssh-keygen >/dev/null || missing+=(openssh-client)
 command -v sshfs >/dev/null || missing+=(sshfs)
 command -v syncthing >/dev/null || missing+=(syncthing)
+command -v rclone >/dev/null || missing+=(rclone) # tests/sync: rclone serve webdav + rclone mount
 
 if ((${#missing[@]} > 0)); then
 	echo "install-deps.bash: installing ${missing[*]}"

@@ -73,7 +73,43 @@ const (
 	// machines). A mount shows it (nametransform/conflict.go) and it is
 	// checked like any entry; it is a warning, not counted as corrupt.
 	SyncConflict
+	// XattrUnsupported: the backing filesystem cannot list extended
+	// attributes (some FUSE filesystems such as rclone mount answer EIO
+	// or ENOSYS, others EOPNOTSUPP). Reported once per check, for the
+	// first entry where it happened, as a warning: no entry is corrupt
+	// for it, and a mount over such storage cannot keep xattrs either.
+	XattrUnsupported
+
+	// numKinds counts the kinds above; it must stay last.
+	numKinds
 )
+
+// kindNames are the names of the kinds in -fsck -json output
+// (internal/repair refines FileError and DirError by the damage it
+// finds). TestKindNames checks that every kind has its own.
+var kindNames = [numKinds]string{
+	CorruptName:      "undecryptable-name",
+	DirError:         "dir-error",
+	FileError:        "file-error",
+	OpenError:        "open-error",
+	SymlinkError:     "undecryptable-symlink",
+	XattrListError:   "xattr-list-error",
+	XattrNameError:   "undecryptable-xattr-name",
+	XattrValueError:  "undecryptable-xattr-value",
+	Skipped:          "skipped",
+	OrphanLongName:   "orphan-long-name-file",
+	SyncConflict:     "sync-conflict",
+	XattrUnsupported: "xattr-unsupported",
+}
+
+// String returns the kind's name in -fsck -json output, such as
+// "sync-conflict".
+func (k Kind) String() string {
+	if k >= 0 && k < numKinds && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind-%d", int(k))
+}
 
 // Problem is one finding. Its String method gives the line -fsck prints.
 type Problem struct {
@@ -133,6 +169,8 @@ func (p Problem) String() string {
 			return fmt.Sprintf("fsck: warning: sync conflict in dir %q: %q shown as %q (name under the directory IV copy %q, not the directory's own IV)", p.Path, p.CipherPath, p.Name, p.AltIV)
 		}
 		return fmt.Sprintf("fsck: warning: sync conflict in dir %q: %q shown as %q", p.Path, p.CipherPath, p.Name)
+	case XattrUnsupported:
+		return fmt.Sprintf("fsck: warning: the backing filesystem cannot list extended attributes (%q: %v): xattrs are not checked, and a mount there cannot keep any", p.Path, p.Err)
 	}
 	return fmt.Sprintf("fsck: problem %d with %q: %v", int(p.Kind), p.Path, p.Err)
 }
@@ -162,6 +200,10 @@ type Result struct {
 	// Warnings counts SyncConflict findings; they do not make a check
 	// unclean.
 	Warnings int
+	// NoXattrs is set when the backing filesystem could not list extended
+	// attributes (one XattrUnsupported finding); it does not make a check
+	// unclean.
+	NoXattrs bool
 }
 
 // Clean reports whether nothing was found and nothing skipped.
@@ -238,6 +280,8 @@ func (c *checker) report(p Problem) {
 		c.res.Skipped++
 	case SyncConflict:
 		c.res.Warnings++
+	case XattrUnsupported:
+		c.res.NoXattrs = true
 	default:
 		c.res.Corrupt++
 	}
@@ -491,13 +535,28 @@ func (c *checker) file(dirfd int, plainPath, cipherPath, cName string) {
 	c.xattrs(fd, plainPath, cipherPath)
 }
 
+// xattrsUnsupported reports whether a listxattr error means that the
+// backing filesystem has no (working) extended attributes rather than
+// that this entry is damaged: EOPNOTSUPP (no xattr support), ENOSYS (a
+// FUSE filesystem without the operation) and EIO, which rclone mount
+// answers for every file. An EIO of a failing disk is not hidden by this:
+// the same entry's contents then fail to read and are reported.
+func xattrsUnsupported(err error) bool {
+	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EIO)
+}
+
 // xattrs checks the extended attributes of the file or directory open at
 // fd. Backing attributes that the mount does not show (no encrypted
 // prefix) and the unencrypted ACL attributes are not checked.
 func (c *checker) xattrs(fd int, plainPath, cipherPath string) {
 	names, err := syscallcompat.FlistxattrAll(fd)
 	if err != nil {
-		if errors.Is(err, syscall.EOPNOTSUPP) {
+		if xattrsUnsupported(err) {
+			// A property of the storage, not damage of this entry:
+			// said once per check.
+			if !c.res.NoXattrs {
+				c.report(Problem{Kind: XattrUnsupported, Path: plainPath, CipherPath: cipherPath, Err: err})
+			}
 			return
 		}
 		c.problem(XattrListError, plainPath, cipherPath, err)

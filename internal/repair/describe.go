@@ -2,7 +2,6 @@ package repair
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,30 +14,12 @@ import (
 	"gocryptfs/internal/syscallcompat"
 )
 
-// kindNames are the -json kinds of the fsck problem kinds (FileError is
-// refined by Analyze).
-var kindNames = map[fsck.Kind]string{
-	fsck.CorruptName:     "undecryptable-name",
-	fsck.DirError:        "dir-error",
-	fsck.FileError:       "file-error",
-	fsck.OpenError:       "open-error",
-	fsck.SymlinkError:    "undecryptable-symlink",
-	fsck.XattrListError:  "xattr-list-error",
-	fsck.XattrNameError:  "undecryptable-xattr-name",
-	fsck.XattrValueError: "undecryptable-xattr-value",
-	fsck.Skipped:         "skipped",
-	fsck.OrphanLongName:  "orphan-long-name-file",
-}
-
 // Describe turns an fsck problem into a "finding" event; for a file it
 // reads the ciphertext (below rootFd, the open CIPHERDIR, without
 // following symlinks, regular files only) to tell the kind of damage and
 // the byte ranges affected.
 func Describe(rootFd int, ce *contentenc.ContentEnc, p fsck.Problem) Event {
-	e := Event{Type: "finding", Kind: kindNames[p.Kind], Path: p.Path, CipherPath: p.CipherPath, Line: p.String()}
-	if e.Kind == "" {
-		e.Kind = fmt.Sprintf("kind-%d", int(p.Kind))
-	}
+	e := Event{Type: "finding", Kind: p.Kind.String(), Path: p.Path, CipherPath: p.CipherPath, Line: p.String()}
 	if p.Err != nil {
 		e.Error = p.Err.Error()
 	}

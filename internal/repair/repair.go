@@ -71,6 +71,16 @@ type Event struct {
 	QuarantinedTo string `json:"quarantined_to,omitempty"`
 	// Ranges are the plaintext byte ranges lost.
 	Ranges []Range `json:"lost_ranges,omitempty"`
+	// NameLost is set for an entry whose own plaintext name cannot be
+	// decrypted (its directory's IV is lost, or the name is damaged):
+	// Path is then the directory holding it, and the salvaged copy is
+	// named after the ciphertext name.
+	NameLost bool `json:"name_lost,omitempty"`
+	// Holds are, for a salvaged directory whose own name is lost, the
+	// first plaintext names inside it (its own IV still decrypts them),
+	// sorted; HoldsMore counts the others. They tell what it was.
+	Holds     []string `json:"holds,omitempty"`
+	HoldsMore int      `json:"holds_more,omitempty"`
 	// Error is the finding's message.
 	Error string `json:"error,omitempty"`
 	// Line is the finding as plain -fsck prints it (not in the JSON).
@@ -128,6 +138,9 @@ type repairer struct {
 	jr      *journal
 	actions int
 	seen    map[string]bool
+	// restored holds the directories (ciphertext paths) whose damaged IV
+	// this run recovered (ivrecover.go).
+	restored map[string]bool
 }
 
 // Repair checks and repairs the CIPHERDIR. The error is nil when the run
@@ -136,7 +149,7 @@ type repairer struct {
 // holds names the repair cannot have written stops the run before any
 // change, with an error wrapping ErrJournal; a mounted CIPHERDIR one
 // wrapping ErrMounted.
-func Repair(ctx context.Context, opts Options) (Result, error) {
+func Repair(ctx context.Context, opts Options) (res Result, err error) {
 	if opts.NameTransform == nil || opts.ContentEnc == nil || opts.CipherDir == "" || len(opts.JournalKey) != JournalKeyLen {
 		return Result{}, errors.New("repair: incomplete options")
 	}
@@ -144,10 +157,13 @@ func Repair(ctx context.Context, opts Options) (Result, error) {
 		opts.Now = time.Now
 	}
 	r := &repairer{ctx: ctx, opts: opts, nt: opts.NameTransform, ce: opts.ContentEnc,
-		log: opts.Logger, seen: map[string]bool{}, root: -1, qfd: -1, tfd: -1}
+		log: opts.Logger, seen: map[string]bool{}, restored: map[string]bool{}, root: -1, qfd: -1, tfd: -1}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	// However the run ends (cancelled, failed), the caller learns how
+	// many actions were taken before.
+	defer func() { res.Actions = r.actions }()
 	root, err := syscallcompat.OpenDirPath(opts.CipherDir)
 	if err != nil {
 		return Result{}, fmt.Errorf("repair: open %s: %w", opts.CipherDir, err)
@@ -180,7 +196,6 @@ func Repair(ctx context.Context, opts Options) (Result, error) {
 			}
 		}
 	}
-	var res Result
 	for pass := 0; ; pass++ {
 		var probs []fsck.Problem
 		final, err := fsck.Check(ctx, fsck.Options{
@@ -208,6 +223,18 @@ func Repair(ctx context.Context, opts Options) (Result, error) {
 		slices.SortStableFunc(probs, func(a, b fsck.Problem) int {
 			return cmpBool(inDir(a.CipherPath, lf), inDir(b.CipherPath, lf))
 		})
+		// A directory whose every name fails may just have a damaged IV:
+		// recovering it first keeps the names where they are.
+		flipped := map[string]string{}
+		for _, p := range probs {
+			if p.Kind == fsck.CorruptName {
+				dir, _ := split(p.CipherPath)
+				flipped[dir] = p.Path
+			}
+		}
+		if err := r.fixFlippedIVs(flipped); err != nil {
+			return res, fmt.Errorf("repair: %w", err)
+		}
 		for _, p := range probs {
 			if err := ctx.Err(); err != nil {
 				return res, err
@@ -220,7 +247,6 @@ func Repair(ctx context.Context, opts Options) (Result, error) {
 			break
 		}
 	}
-	res.Actions = r.actions
 	if err := r.finish(); err != nil {
 		return res, fmt.Errorf("repair: %w", err)
 	}
@@ -288,6 +314,9 @@ func (r *repairer) fix(p fsck.Problem) error {
 	switch p.Kind {
 	case fsck.CorruptName:
 		dir, name := split(p.CipherPath)
+		if r.staleName(dir, name) {
+			return nil
+		}
 		return r.moveOut(dir, p.Path, name)
 	case fsck.DirError:
 		if p.Name == nametransform.DirIVFilename {
@@ -358,7 +387,7 @@ func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
 		return err
 	}
 	plainRel := join(plainDir, name)
-	ev := Event{Path: plainDir, CipherPath: cipherRel}
+	ev := Event{Path: plainDir, CipherPath: cipherRel, NameLost: true}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		dst, ranges, err := r.salvageFile(cipherRel, plainRel)
@@ -386,6 +415,7 @@ func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
 			return err
 		}
 		ev.SalvagedTo = r.lfShown(plainRel)
+		ev.Holds, ev.HoldsMore = r.holds(cipherRel)
 	default:
 		ev.Error = specialNote(st.Mode)
 	}
@@ -399,6 +429,44 @@ func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
 		ev.Action = "salvaged"
 	}
 	return r.action(ev)
+}
+
+// maxHolds bounds the names Event.Holds lists.
+const maxHolds = 5
+
+// holds returns the first maxHolds plaintext names (sorted) in the
+// ciphertext directory rel that decrypt under its own IV, and how many
+// more there are; nothing when it cannot be read.
+func (r *repairer) holds(rel string) ([]string, int) {
+	fd, err := r.openDir(rel)
+	if err != nil {
+		return nil, 0
+	}
+	defer syscallcompat.Close(fd)
+	var iv []byte
+	if r.nt.UsesDirIV() {
+		if iv, err = nametransform.ReadDirIVAt(fd); err != nil {
+			return nil, 0
+		}
+	}
+	ents, err := syscallcompat.Getdents(fd)
+	if err != nil {
+		return nil, 0
+	}
+	var names []string
+	for _, e := range ents {
+		if k := r.nt.Classify(e.Name, false); k.Hidden() || k == nametransform.KindDot {
+			continue
+		}
+		if plain, err := r.nt.DecryptNameAt(fd, e.Name, iv); err == nil && utf8.ValidString(plain) {
+			names = append(names, plain)
+		}
+	}
+	slices.Sort(names)
+	if len(names) > maxHolds {
+		return names[:maxHolds], len(names) - maxHolds
+	}
+	return names, 0
 }
 
 // readlink reads the symlink rel.
@@ -614,7 +682,8 @@ func (r *repairer) fixXattr(p fsck.Problem) error {
 // fixDirIV repairs a directory whose gocryptfs.diriv is missing or
 // invalid: with an alternative IV (a sync tool's conflict copy of it, as
 // nametransform recognizes them) that decrypts its names, that IV is
-// restored and nothing moves; otherwise a new IV is written and every
+// restored and nothing moves; the same when the damaged file still holds
+// the IV (ivrecover.go); otherwise a new IV is written and every
 // entry named under the lost one goes to lost+found.
 func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
 	if _, err := r.dirIV(cipherDir); err == nil {
@@ -640,6 +709,9 @@ func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
 		if k := r.nt.Classify(n, isRoot); !k.Hidden() && k != nametransform.KindDot && !reservedName(n) {
 			entries = append(entries, n)
 		}
+	}
+	if iv, note := r.prefixIV(dfd, entries); iv != nil {
+		return r.restoreDirIV(cipherDir, plainDir, iv, note)
 	}
 	if iv, alt := r.bestAltIV(dfd, names, entries); iv != nil {
 		if err := r.replaceDirIV(cipherDir, iv); err != nil {

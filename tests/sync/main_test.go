@@ -1,10 +1,11 @@
 // Package sync_test runs the gocryptfs binary where several machines meet
 // through one ciphertext directory: two -sharedstorage mounts writing one
 // file at once (on a local directory and on sshfs to this machine's own
-// sshd), and two Syncthing instances syncing two copies of a CIPHERDIR.
-// Everything talks to 127.0.0.1 only. Tests that need sshd, sshfs or
-// syncthing fail when the tool is missing (install-deps.bash installs
-// them); they skip only without /dev/fuse.
+// sshd), two Syncthing instances syncing two copies of a CIPHERDIR, and a
+// CIPHERDIR on a WebDAV remote through rclone mount (rclone serving a local
+// directory). Everything talks to 127.0.0.1 only. Tests that need sshd,
+// sshfs, syncthing or rclone fail when the tool is missing
+// (install-deps.bash installs them); they skip only without /dev/fuse.
 package sync_test
 
 import (

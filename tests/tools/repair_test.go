@@ -79,6 +79,11 @@ func faultyTree(t *testing.T) (string, coretest.Core) {
 	e := coretest.Mkdir(t, c, dir, "e")
 	coretest.WriteFile(t, c, dir, "e/x.txt", []byte("x"))
 	must(os.Rename(abs(filepath.Join(e, nametransform.DirIVFilename)), abs(filepath.Join(e, "gocryptfs.sync-conflict-20260101-120000-ABCDEFG.diriv"))))
+	// A directory whose IV lost one bit: recovered, nothing moves.
+	fl := coretest.Mkdir(t, c, dir, "flip")
+	coretest.WriteFile(t, c, dir, "flip/y.txt", []byte("y"))
+	coretest.WriteFile(t, c, dir, "flip/"+strings.Repeat("f", 190), []byte("long y"))
+	testutil.FlipByte(t, abs(filepath.Join(fl, nametransform.DirIVFilename)), 5, 0x08)
 	// The vector's long name file loses its .name file.
 	ents, err := os.ReadDir(dir)
 	must(err)
@@ -297,6 +302,7 @@ func TestRepairCLI(t *testing.T) {
 		"ok/keep.txt":                          "file:keep me",
 		"ok/link":                              "link:keep.txt",
 		"e/x.txt":                              "file:x",
+		"flip/y.txt":                           "file:y",
 		"lost+found/TS/AAAAAAAAAAAAAAAAAAAAAA": "file:content under a bad name",
 		"status.txt":                           "file:" + testutil.VectorContent,
 	} {
