@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export PATH="$PATH:/usr/local/go/bin"
 
-./install-deps.bash
+./install-deps.bash --test
 
 uring_param=/sys/module/fuse/parameters/enable_uring
 if [[ -e $uring_param && -w $uring_param ]]; then

@@ -3,7 +3,7 @@
 // file at once (on a local directory and on sshfs to this machine's own
 // sshd), and two Syncthing instances syncing two copies of a CIPHERDIR.
 // Everything talks to 127.0.0.1 only. Tests that need sshd, sshfs or
-// syncthing fail when the tool is missing (install-deps.bash installs
+// syncthing fail when the tool is missing (install-deps.bash --test installs
 // them); they skip only without /dev/fuse.
 package sync_test
 
