@@ -30,8 +30,9 @@ esac
 
 missing=()
 # Build and run.
-command -v fusermount3 >/dev/null || missing+=(fuse3)
-command -v mount.fuse3 >/dev/null || missing+=(fuse3)
+if ! command -v fusermount3 >/dev/null || ! [[ -x /sbin/mount.fuse3 || -x /usr/sbin/mount.fuse3 ]]; then
+	missing+=(fuse3)
+fi
 command -v gcc >/dev/null || missing+=(gcc)
 [[ -e /usr/include/stdio.h ]] || missing+=(libc6-dev)
 [[ -e /usr/include/openssl/evp.h ]] || missing+=(libssl-dev)
@@ -61,7 +62,6 @@ if $test; then
 fi
 
 if ((${#missing[@]} > 0)); then
-	mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
 	echo "install-deps.bash: installing ${missing[*]}"
 	if [[ $(id -u) -ne 0 ]]; then
 		echo "install-deps.bash: need root to install packages" >&2
