@@ -135,7 +135,7 @@ fi
 HAVE_REF=1
 if [[ ! -x $REF ]]; then
 	HAVE_REF=0
-	NOTES+=("no ref-2.3 column: $REF is missing (./install-deps.bash installs Debian's gocryptfs)")
+	NOTES+=("no ref-2.3 column: $REF is missing (./install-deps.bash --test installs Debian's gocryptfs)")
 fi
 
 echo "== building gocryptfs and go-fuse's loopback example" >&2

@@ -1,6 +1,8 @@
 #!/bin/bash
 #
-# Set-up and demo: installs missing packages, builds gocryptfs, creates an
+# Set-up and demo: installs the missing packages gocryptfs needs to build
+# and run (./install-deps.bash without --test: fuse3, gcc, libc6-dev,
+# libssl-dev; nothing the test suite alone needs), builds gocryptfs, creates an
 # encrypted directory, mounts it, writes a file and shows the plaintext
 # next to the ciphertext, then unmounts. Everything happens in a fresh
 # temporary directory, which is removed at the end.
@@ -14,7 +16,7 @@ export PATH="$PATH:/usr/local/go/bin"
 
 DEMO=$(mktemp -d /tmp/gocryptfs-demo.XXXXXX)
 cleanup() {
-	fusermount3 -u "$DEMO/plain" 2>/dev/null || fusermount -u "$DEMO/plain" 2>/dev/null || true
+	fusermount3 -u "$DEMO/plain" 2>/dev/null || true
 	rm -rf "$DEMO"
 }
 trap cleanup EXIT
@@ -36,7 +38,7 @@ for f in "$DEMO"/cipher/*; do
 	case "$(basename "$f")" in gocryptfs.conf | gocryptfs.diriv) continue ;; esac
 	[[ -f $f ]] && step od -A d -t x1 "$f" | head -5
 done
-step fusermount -u "$DEMO/plain"
+step fusermount3 -u "$DEMO/plain"
 echo
 echo "Unmounted; the plaintext view is gone:"
 step ls -la "$DEMO/plain"

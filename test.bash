@@ -1,12 +1,13 @@
 #!/bin/bash
 #
 # The project's test suite; .ci/run runs exactly this. It installs missing
-# Debian packages (see install-deps.bash), then runs go vet, a gofmt check,
+# Debian packages (install-deps.bash --test), then runs go vet, a gofmt check,
 # staticcheck, all tests in the default build, the tests that need the test
 # hooks (-tags testhooks), the concurrent packages under -race, all tests
-# in the without_openssl build, and checks that a CGO_ENABLED=0 build
-# compiles. Tests that mount need /dev/fuse and root (they skip without
-# /dev/fuse).
+# in the without_openssl build, checks that a CGO_ENABLED=0 build
+# compiles, and builds, installs, uses and removes the Debian package
+# (tests/package/check.bash). Tests that mount need /dev/fuse and root
+# (they skip without).
 #
 # Every FUSE test runs on both transports: where the kernel has FUSE over
 # io_uring, the default-build, test-hook and -race passes run with it
@@ -18,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export PATH="$PATH:/usr/local/go/bin"
 
-./install-deps.bash
+./install-deps.bash --test
 
 # Restored on exit, in reverse order of setting up.
 cleanups=()
@@ -112,5 +113,12 @@ go test -count=1 -timeout 8m -tags without_openssl ./...
 echo "== CGO_ENABLED=0 build"
 CGO_ENABLED=0 go build -o /dev/null .
 CGO_ENABLED=0 go vet ./... >/dev/null
+
+echo "== Debian package"
+# Builds the .deb (release.bash --deb-only), installs, uses, removes it.
+# It runs in a private mount namespace over copy-on-write /usr, /etc and
+# /var, so the reference /usr/bin/gocryptfs of the tests above (Debian's
+# package, which ours replaces) stays on the machine; see the script.
+tests/package/check.bash
 
 echo "test.bash: all tests passed"

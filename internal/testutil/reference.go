@@ -6,7 +6,7 @@ import (
 )
 
 // ReferenceBin and ReferenceXray are the reference implementation's
-// binaries from Debian's gocryptfs package (2.3), which install-deps.bash
+// binaries from Debian's gocryptfs package (2.3), which install-deps.bash --test
 // installs. The paths are absolute so that a gocryptfs found in PATH (an
 // installed copy of ours) is never run in its place.
 const (
@@ -21,7 +21,7 @@ func RequireReference(t testing.TB) {
 	t.Helper()
 	for _, bin := range []string{ReferenceBin, ReferenceXray} {
 		if _, err := os.Stat(bin); err != nil {
-			t.Fatalf("reference gocryptfs missing (./install-deps.bash installs Debian's gocryptfs package): %v", err)
+			t.Fatalf("reference gocryptfs missing (./install-deps.bash --test installs Debian's gocryptfs package): %v", err)
 		}
 	}
 }

@@ -8,7 +8,7 @@
 // implementation then decrypts. Our binary is built once in TestMain and
 // always run by its explicit path, the reference always as
 // /usr/bin/gocryptfs. The tests skip only when /dev/fuse is absent; a
-// missing reference fails them (CI installs it with install-deps.bash).
+// missing reference fails them (CI installs it with install-deps.bash --test).
 package interop_test
 
 import (

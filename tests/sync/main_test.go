@@ -5,7 +5,7 @@
 // CIPHERDIR on a WebDAV remote through rclone mount (rclone serving a local
 // directory). Everything talks to 127.0.0.1 only. Tests that need sshd,
 // sshfs, syncthing or rclone fail when the tool is missing
-// (install-deps.bash installs them); they skip only without /dev/fuse.
+// (install-deps.bash --test installs them); they skip only without /dev/fuse.
 package sync_test
 
 import (

@@ -24,7 +24,7 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// need returns the path of a program the test requires; install-deps.bash
+// need returns the path of a program the test requires; install-deps.bash --test
 // installs them, so a missing one is a failure, not a skip.
 func need(t *testing.T, prog string) string {
 	t.Helper()
@@ -33,7 +33,7 @@ func need(t *testing.T, prog string) string {
 			return p
 		}
 	}
-	t.Fatalf("%s not installed (install-deps.bash installs it)", prog)
+	t.Fatalf("%s not installed (./install-deps.bash --test installs it)", prog)
 	return ""
 }
 
