@@ -84,6 +84,7 @@ func initFS(e *env, a *argContainer) error {
 	if err := cf.WriteFile(); err != nil {
 		return exitcodes.Errorf(exitcodes.WriteConf, "Writing the config file failed: %v", err)
 	}
+	warnReferenceRefuses(e, cf, "The first key slot")
 	// Forward filesystems with random per-directory IVs need the root IV.
 	if !a.reverse && !a.plaintextnames && !a.deterministicNames {
 		if err := writeRootDirIV(a.cipherdir); err != nil {
