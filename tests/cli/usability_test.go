@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -225,6 +226,10 @@ func TestBusyUnmountKeepsServing(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 15 {
 		t.Fatalf("exit %v, want 15; output:\n%s", err, output())
+	}
+	// The notice is one line (it used to be split by go-fuse's message).
+	if !regexp.MustCompile(`(?m)^Unmount failed: .*busy.*\. Trying lazy unmount\.$`).MatchString(output()) {
+		t.Errorf("no one-line lazy unmount notice in:\n%s", output())
 	}
 	mnt2 := mountFS(t, dir, "-extpass", "echo test")
 	if b, err := os.ReadFile(filepath.Join(mnt2, "f")); err != nil || string(b) != "before after" {
