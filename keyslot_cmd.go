@@ -300,7 +300,7 @@ func removeKey(e *env, a *argContainer) error {
 	name := slotName(slot, cf.Slots()[slot].Label)
 	if err := cf.RemoveSlot(slot); err != nil {
 		if errors.Is(err, configfile.ErrLastSlot) {
-			return exitcodes.Errorf(exitcodes.Usage, "Key slot %d is the only key slot; refusing to remove it.", slot)
+			return exitcodes.Errorf(exitcodes.Usage, "%s is the only key slot; refusing to remove it.", name)
 		}
 		return slotError("Removing the key slot", err)
 	}
