@@ -1,7 +1,8 @@
 #!/bin/bash
 #
 # Build ./gocryptfs (and ./gocryptfs-xray/gocryptfs-xray if that tool exists)
-# with the version from version.bash (vX.Y.Z[-N-gHASH] from the latest tag)
+# with the version from version.bash (vX.Y.Z[-N-gHASH] from the latest tag,
+# else vX.Y.Z-dev+N.gHASH from internal/buildinfo/VERSION)
 # and the build date stamped in.
 # Extra arguments go to "go build", e.g. ./build.bash -tags without_openssl
 # or ./build.bash -race.

@@ -188,6 +188,7 @@ func newFlagSet(a *argContainer) *flagSet {
 	a.scryptn = configfile.ScryptDefaultLogN
 	a.hkdf, a.raw64, a.longnames = true, true, true
 	a.openssl, a.uring = "auto", "auto"
+	a.longnamemax = configfile.MaxLongNameMax
 
 	// Actions.
 	b(&a.init, "Initialize encrypted directory", "init")
@@ -206,7 +207,7 @@ func newFlagSet(a *argContainer) *flagSet {
 	b(&a.xchacha, "XChaCha20-Poly1305 encryption (with -init, or -masterkey mounts)", "xchacha")
 	b(&a.plaintextnames, "Do not encrypt file names (with -init)", "plaintextnames")
 	b(&a.deterministicNames, "Disable diriv file name randomisation (with -init)", "deterministic-names")
-	fs.add(kindUint8, &a.longnamemax, "uint8", "Hash encrypted names that are longer than this (62..255)", "longnamemax")
+	fs.add(kindUint8, &a.longnamemax, "uint8", "Hash encrypted names that are longer than this (62..255; 0 means 255)", "longnamemax")
 	fs.add(kindInt, &a.scryptn, "int", "scrypt cost parameter as log2(N); range 10..28", "scryptn")
 	b(&a.hkdf, "Use HKDF as an additional key derivation step (-masterkey mounts)", "hkdf")
 	b(&a.raw64, "Use unpadded base64 for file names (-masterkey mounts)", "raw64")
@@ -243,7 +244,7 @@ func newFlagSet(a *argContainer) *flagSet {
 	fs.add(kindDuration, &a.idle, "duration", "Auto-unmount after specified idle duration (ignored in reverse mode); 0 means never", "idle", "i")
 	l(&a.badname, "GLOB", "Glob pattern of invalid file names that should be shown (repeatable)", "badname")
 	s(&a.ctlsock, "PATH", "Create control socket at specified path", "ctlsock")
-	b(&a.longnames, "Store names longer than 176 bytes in extra files", "longnames")
+	b(&a.longnames, "Store names longer than 175 bytes in extra files", "longnames")
 	l(&a.exclude, "PATH", "Exclude relative path from reverse view (repeatable)", "exclude", "e")
 	l(&a.excludeWildcard, "PATTERN", "Exclude path from reverse view, supporting wildcards (repeatable)", "exclude-wildcard", "ew")
 	l(&a.excludeFrom, "FILE", "File from which to read exclusion patterns (repeatable)", "exclude-from")
@@ -276,8 +277,8 @@ func newFlagSet(a *argContainer) *flagSet {
 	s(&a.label, "TEXT", "Label of the new key slot (with -init, -addkey, -passwd)", "label")
 	b(&a.argon2id, "The new key slot uses Argon2id instead of scrypt (with -init, -addkey, -passwd)", "argon2id")
 	a.argon2idTime, a.argon2idMemory = configfile.Argon2idDefaultTime, configfile.Argon2idDefaultMemory/1024
-	fs.add(kindInt, &a.argon2idTime, "int", "Argon2id passes", "argon2id-time")
-	fs.add(kindInt, &a.argon2idMemory, "MiB", "Argon2id memory in MiB", "argon2id-memory")
+	fs.add(kindInt, &a.argon2idTime, "int", fmt.Sprintf("Argon2id passes (%d..%d)", configfile.Argon2idMinTime, configfile.Argon2idMaxTime), "argon2id-time")
+	fs.add(kindInt, &a.argon2idMemory, "MiB", fmt.Sprintf("Argon2id memory in MiB (%d..%d)", configfile.Argon2idMinMemory/1024, configfile.Argon2idMaxMemory/1024), "argon2id-memory")
 	return fs
 }
 

@@ -42,11 +42,14 @@ func loadConfig(path string) (*configfile.ConfFile, *configfile.Raw, error) {
 	return nil, nil, exitcodes.Errorf(exitcodes.Other, "Cannot open config file: %v", err)
 }
 
-// unlockError maps a DecryptMasterKey failure to exit 12 ("Password
-// incorrect.") or, for weak scrypt parameters or KDF costs over the
-// budget, 13.
-func unlockError(err error) error {
+// unlockError maps a failure to unlock with a secret of kind to exit 12
+// ("Password incorrect.", or for a key file that it opens no slot: the
+// user gave a file, not a password) or, for weak scrypt parameters or KDF
+// costs over the budget, 13.
+func unlockError(kind configfile.SlotKind, err error) error {
 	switch {
+	case errors.Is(err, configfile.ErrWrongPassword) && kind == configfile.SlotKeyFile:
+		return exitcodes.New(exitcodes.PasswordIncorrect, errors.New("The key file does not unlock any slot."))
 	case errors.Is(err, configfile.ErrWrongPassword):
 		return exitcodes.New(exitcodes.PasswordIncorrect, configfile.ErrWrongPassword)
 	case errors.Is(err, configfile.ErrScryptParams), errors.Is(err, configfile.ErrKDFBudget):

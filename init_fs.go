@@ -84,6 +84,7 @@ func initFS(e *env, a *argContainer) error {
 	if err := cf.WriteFile(); err != nil {
 		return exitcodes.Errorf(exitcodes.WriteConf, "Writing the config file failed: %v", err)
 	}
+	warnReferenceRefuses(e, cf, "The first key slot")
 	// Forward filesystems with random per-directory IVs need the root IV.
 	if !a.reverse && !a.plaintextnames && !a.deterministicNames {
 		if err := writeRootDirIV(a.cipherdir); err != nil {
@@ -133,20 +134,22 @@ func writeRootDirIV(dir string) error {
 }
 
 // explicitMasterKey returns the key given by -masterkey or -zerokey, or nil
-// when neither is used. A key on the command line is visible in ps, which
-// deserves a warning.
+// when neither is used. A key on the command line is visible in ps, and
+// the zero key protects nothing: both are said loudly, but as notices (not
+// warnings), as the reference does, because -wpanic panics at warnings and
+// test harnesses mount with "-wpanic -zerokey".
 func explicitMasterKey(e *env, a *argContainer) ([]byte, error) {
 	switch {
 	case a.zerokey:
 		e.log.Info("Using all-zero dummy master key.", tlog.Yellow())
-		e.log.Warn("WARNING: -zerokey: the master key is all zeros, anyone can decrypt this data. Only use it for testing.")
+		e.log.Info("WARNING: -zerokey: the master key is all zeros, anyone can decrypt this data. Only use it for testing.", tlog.Yellow())
 		return make([]byte, cryptocore.KeyLen), nil
 	case a.masterkey == "stdin":
 		return e.passwordSource(a).MasterKeyFromStdin()
 	case a.masterkey != "":
 		e.log.Info("Using explicit master key.", tlog.Yellow())
-		e.log.Warn("THE MASTER KEY IS VISIBLE VIA \"ps ax\" AND MAY BE STORED IN YOUR SHELL HISTORY!\n" +
-			"ONLY USE THIS MODE FOR EMERGENCIES")
+		e.log.Info("THE MASTER KEY IS VISIBLE VIA \"ps ax\" AND MAY BE STORED IN YOUR SHELL HISTORY!\n"+
+			"ONLY USE THIS MODE FOR EMERGENCIES", tlog.Yellow())
 		return readpassword.ParseMasterKey(a.masterkey)
 	}
 	return nil, nil

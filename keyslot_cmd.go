@@ -106,7 +106,7 @@ func unlockConfig(e *env, a *argContainer, cf *configfile.ConfFile) ([]byte, int
 	case errors.Is(err, configfile.ErrInvalid):
 		return nil, -1, exitcodes.Errorf(exitcodes.DeprecatedFS, "Config file %s: %v", cf.Path(), err)
 	}
-	return nil, -1, unlockError(err)
+	return nil, -1, unlockError(kind, err)
 }
 
 // newSlotSpec returns the parameters of a slot created or re-wrapped by
@@ -297,21 +297,45 @@ func removeKey(e *env, a *argContainer) error {
 		return err
 	}
 	cryptocore.Wipe(mk)
+	name := slotName(slot, cf.Slots()[slot].Label)
 	if err := cf.RemoveSlot(slot); err != nil {
 		if errors.Is(err, configfile.ErrLastSlot) {
-			return exitcodes.Errorf(exitcodes.Usage, "Key slot %d is the only key slot; refusing to remove it.", slot)
+			return exitcodes.Errorf(exitcodes.Usage, "%s is the only key slot; refusing to remove it.", name)
 		}
 		return slotError("Removing the key slot", err)
 	}
 	if err := writeConfig(cf); err != nil {
 		return err
 	}
-	e.log.Info(fmt.Sprintf("Key slot %d removed.", slot), tlog.Green())
-	if slot == 0 && cf.IsFeatureFlagSet(configfile.FlagKeySlots) {
-		e.log.Warn("The new first key slot is not in the format gocryptfs 2.x reads, so older versions now refuse this filesystem. " +
-			"Change its secret with -passwd (scrypt) to make it readable for them again.")
+	e.log.Info(name+" removed.", tlog.Green())
+	if slot == 0 {
+		warnReferenceRefuses(e, cf, "The new first key slot")
 	}
 	return nil
+}
+
+// slotName names key slot i for messages: "Key slot 1", with its label
+// when it has one ("Key slot 1 (label \"laptop\")"), so that the user
+// sees which of several slots a secret matched.
+func slotName(i int, label string) string {
+	if label == "" {
+		return fmt.Sprintf("Key slot %d", i)
+	}
+	return fmt.Sprintf("Key slot %d (label %q)", i, label)
+}
+
+// warnReferenceRefuses warns when cf's first key slot is not in the
+// reference's format (feature flag KeySlots: Argon2id, a key file, or a
+// slot-format slot that became first), so that gocryptfs 2.x refuses the
+// filesystem ("Unknown feature flag", exit 27). It is said when an action
+// makes it so (-init, -passwd, -removekey), not first when an older version
+// is tried; what names the slot, e.g. "The first key slot".
+func warnReferenceRefuses(e *env, cf *configfile.ConfFile, what string) {
+	if !cf.IsFeatureFlagSet(configfile.FlagKeySlots) {
+		return
+	}
+	e.log.Warn(what + " is not in the format gocryptfs 2.x reads, so older versions refuse this filesystem. " +
+		"Change its secret with -passwd (scrypt) to make it readable for them.")
 }
 
 // validateKeySlotArgs checks the combinations of the key-slot options: one

@@ -75,7 +75,9 @@ func checkMountpoint(a *argContainer) error {
 	if mpr == cd || isInside(cd, mpr) {
 		return fail("Mountpoint %q would shadow cipherdir %q, this is not supported", mp, a.cipherdir)
 	}
-	if isInside(mpr, cd) {
+	// A reverse view leaves its own mount point out (no recursion), so it
+	// may be mounted inside the directory it shows, e.g. "-reverse / /mnt/x".
+	if isInside(mpr, cd) && !a.reverse {
 		return fail("Mountpoint %q is contained in cipherdir %q, this is not supported", mp, a.cipherdir)
 	}
 	// Mounting over a mount would hide it; -nonempty is no way around
@@ -281,6 +283,13 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 // newReverseFrontend builds the read-only encrypted view of a plaintext
 // directory (docs/format.md 9). Exclusion problems exit with 29.
 func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.NameTransform, ce *contentenc.ContentEnc) (frontend, error) {
+	var mp fusefrontend_reverse.MountPointID
+	if !strings.HasPrefix(a.mountpoint, "/dev/fd/") {
+		var err error
+		if mp, err = fusefrontend_reverse.MountPointOf(a.mountpoint); err != nil {
+			return nil, exitcodes.Errorf(exitcodes.MountPoint, "Invalid mountpoint: %v", err)
+		}
+	}
 	rn, err := fusefrontend_reverse.NewRootNode(fusefrontend_reverse.Args{
 		PlainDir:           a.cipherdir,
 		CustomConfig:       a.config != "",
@@ -291,6 +300,7 @@ func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.N
 		ExcludeWildcards:   a.excludeWildcard,
 		ExcludeFrom:        a.excludeFrom,
 		OneFileSystem:      a.oneFileSystem,
+		MountPoint:         mp,
 		ForceOwner:         a.forceOwner,
 		NoXattr:            a.noxattr,
 		Logger:             e.log,

@@ -49,11 +49,15 @@ func changePassword(e *env, a *argContainer) error {
 	if err := refuseDuplicateSecret(e, cf, spec.Kind, pw, slot); err != nil {
 		return err
 	}
+	refusedBefore := cf.IsFeatureFlagSet(configfile.FlagKeySlots)
 	if err := cf.ReplaceSlot(slot, mk, pw, spec); err != nil {
 		return slotError("Re-wrapping the master key", err)
 	}
 	if err := writeConfig(cf); err != nil {
 		return err
+	}
+	if !refusedBefore {
+		warnReferenceRefuses(e, cf, "The first key slot")
 	}
 	if len(cf.Slots()) > 1 {
 		e.log.Info(fmt.Sprintf("Key slot %d changed; the other slots are unchanged.", slot))

@@ -85,6 +85,10 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 		"internal/fusefrontend_reverse/root.go": {
 			"unix.Open": "the user-given PLAINDIR itself; below it every call is dirfd-relative",
 		},
+		"internal/fusefrontend_reverse/mountpoint.go": {
+			"filepath.EvalSymlinks": "the user-given MOUNTPOINT itself, resolved as the mount resolves it, before mounting",
+			"unix.Stat":             "the parent directory of the user-given MOUNTPOINT, before mounting (its identity, to leave the mount point out of the view)",
+		},
 		"internal/fuseserve/readahead.go": {
 			"unix.Stat":    "the mountpoint itself (its device number)",
 			"unix.Statfs":  "the mountpoint itself (is it our FUSE mount)",

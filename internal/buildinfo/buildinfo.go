@@ -4,13 +4,19 @@
 //
 //	-ldflags "-X gocryptfs/internal/buildinfo.gitVersion=… -X gocryptfs/internal/buildinfo.buildDate=…"
 //
-// and the versions of linked modules come from the build information the
-// Go toolchain records.
+// (the version from version.bash). The release version itself is the file
+// VERSION of this package, which the release process bumps; it is
+// embedded, so that a binary built with plain "go build" still reports a
+// version of the right release line. The versions of linked modules come
+// from the build information the Go toolchain records.
 package buildinfo
 
 import (
+	_ "embed"
+	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // Written only by the linker (-X), never at run time.
@@ -19,28 +25,65 @@ var (
 	buildDate  = "0000-00-00"
 )
 
+//go:embed VERSION
+var releaseFile string
+
 // GoFuseModule is the module path of the FUSE library.
 const GoFuseModule = "github.com/hanwen/go-fuse/v2"
 
-// Version returns the stamped version (version.bash: vX.Y.Z[-N-gHASH]),
-// else "v0.0.0-dev-" and the VCS revision the Go toolchain recorded, else
-// the main module version, else "v0.0.0-unknown". Every form starts with
-// "v" and a semantic version, for scripts that parse "gocryptfs vX".
+// releaseTag is the shape of a release version ("v2.5.0").
+var releaseTag = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
+
+// Release returns the release version in the file VERSION, e.g. "v2.5.0":
+// the version being prepared, or released on a tagged commit.
+func Release() string { return strings.TrimSpace(releaseFile) }
+
+// Version returns the version this binary reports (and new configs record
+// as Creator): the stamped one (version.bash: vX.Y.Z, vX.Y.Z-N-gHASH or
+// vX.Y.Z-dev+N.gHASH), else the release tag the Go toolchain recorded
+// for the main module, else Release() with "-dev" and, when the toolchain
+// recorded it, "+gHASH" (".dirty" for uncommitted changes). Every form
+// starts with "v" and the major version, for scripts that parse
+// "gocryptfs v2.".
 func Version() string {
 	if gitVersion != "" {
 		return gitVersion
 	}
+	v := Release() + "-dev"
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 7 {
-				return "v0.0.0-dev-" + s.Value[:7]
-			}
+		if mv := bi.Main.Version; releaseTag.MatchString(mv) && sameMajor(mv, Release()) {
+			return mv // built exactly at a release tag
 		}
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			return v
+		v += vcsSuffix(bi.Settings)
+	}
+	return v
+}
+
+// sameMajor reports whether the versions a and b ("vX.Y.Z") have the same
+// major version X.
+func sameMajor(a, b string) bool {
+	ma, _, _ := strings.Cut(a, ".")
+	mb, _, _ := strings.Cut(b, ".")
+	return ma == mb
+}
+
+// vcsSuffix is "+gHASH" (7 digits of the commit), with ".dirty" for a
+// modified tree, from the VCS settings the Go toolchain recorded; "" when
+// it recorded none.
+func vcsSuffix(settings []debug.BuildSetting) string {
+	rev, dirty := "", ""
+	for _, s := range settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 7:
+			rev = s.Value[:7]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = ".dirty"
 		}
 	}
-	return "v0.0.0-unknown"
+	if rev == "" {
+		return ""
+	}
+	return "+g" + rev + dirty
 }
 
 // ModuleVersion returns the version of the module path linked into the

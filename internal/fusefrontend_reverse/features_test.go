@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -208,6 +210,70 @@ func TestOneFileSystem(t *testing.T) {
 		} else if st.Ino < 1<<48 {
 			t.Errorf("inode %d of a file on another device is not in a namespace", st.Ino)
 		}
+	}
+}
+
+// TestMountPointLeftOut mounts the view inside the plaintext directory it
+// shows (PLAINDIR/sub/mnt): with Args.MountPoint the mount point is
+// neither listed nor found (also under its hashed long name, and with
+// -one-file-system), so a walk of the view ends. Without it, the view
+// lists its own mount point and contains itself without end.
+func TestMountPointLeftOut(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		mntName string
+		one     bool
+	}{
+		{"short", "mnt", false},
+		{"one-file-system", "mnt", true},
+		{"long name", strings.Repeat("m", 200), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plain := t.TempDir()
+			mnt := filepath.Join(plain, "sub", c.mntName)
+			mustMkdir(t, filepath.Join(plain, "sub"))
+			mustMkdir(t, mnt)
+			mustWriteFile(t, filepath.Join(plain, "sub", "keep"), []byte("kept"))
+			mp, err := MountPointOf(mnt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, rn := mountReverseAt(t, mnt, tv14Config(), Args{PlainDir: plain, OneFileSystem: c.one, MountPoint: mp})
+			encSub, err := rn.EncryptPath("sub")
+			if err != nil {
+				t.Fatal(err)
+			}
+			encMnt, err := rn.EncryptPath("sub/" + c.mntName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			encKeep, err := rn.EncryptPath("sub/keep")
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := readDirNames(t, m.path(encSub))
+			want := []string{path.Base(encKeep), "gocryptfs.diriv"}
+			slices.Sort(want)
+			if slices.Sort(names); !slices.Equal(names, want) {
+				t.Errorf("sub lists %q, want %q", names, want)
+			}
+			lookups := []string{encMnt}
+			if c.mntName != "mnt" {
+				lookups = append(lookups, encMnt+".name")
+			}
+			for _, p := range lookups {
+				if _, err := os.Lstat(m.path(p)); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("lookup of the mount point %s: %v, want ENOENT", path.Base(p), err)
+				}
+			}
+			// The whole view can be walked (it would recurse through the
+			// mount point, up to ELOOP or forever, if it were shown).
+			n := 0
+			err = filepath.WalkDir(m.mnt, func(string, fs.DirEntry, error) error { n++; return nil })
+			if err != nil || n > 10 {
+				t.Errorf("walk of the view: %d entries, %v", n, err)
+			}
+		})
 	}
 }
 

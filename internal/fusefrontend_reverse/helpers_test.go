@@ -57,7 +57,12 @@ func (m *mounted) path(p string) string {
 // goes first).
 func serve(t testing.TB, root fs.InodeEmbedder, reverse bool, rootAttr *fs.StableAttr, name string, logs *testutil.SyncBuffer, closeFn func()) *mounted {
 	t.Helper()
-	mnt := t.TempDir()
+	return serveAt(t, t.TempDir(), root, reverse, rootAttr, name, logs, closeFn)
+}
+
+// serveAt is serve on the existing directory mnt.
+func serveAt(t testing.TB, mnt string, root fs.InodeEmbedder, reverse bool, rootAttr *fs.StableAttr, name string, logs *testutil.SyncBuffer, closeFn func()) *mounted {
+	t.Helper()
 	// The options of the binary (package mountopts), read-only both ways.
 	opts := mountopts.Build(mountopts.Params{
 		CipherDir: name,
@@ -87,6 +92,13 @@ func serve(t testing.TB, root fs.InodeEmbedder, reverse bool, rootAttr *fs.Stabl
 // runs on the RootNode before mounting.
 func mountReverse(t testing.TB, cfg fsConfig, args Args, setup ...func(*RootNode)) (*mounted, *RootNode) {
 	t.Helper()
+	return mountReverseAt(t, "", cfg, args, setup...)
+}
+
+// mountReverseAt is mountReverse on the existing directory mnt ("": a new
+// temp dir).
+func mountReverseAt(t testing.TB, mnt string, cfg fsConfig, args Args, setup ...func(*RootNode)) (*mounted, *RootNode) {
+	t.Helper()
 	testutil.RequireFuse(t)
 	_, nt, ce := newCrypto(t, cfg)
 	logs := &testutil.SyncBuffer{}
@@ -100,7 +112,10 @@ func mountReverse(t testing.TB, cfg fsConfig, args Args, setup ...func(*RootNode
 	for _, f := range setup {
 		f(rn)
 	}
-	m := serve(t, rn, true, rn.RootStableAttr(), "gocryptfs-reverse-test", logs, func() { rn.Close() })
+	if mnt == "" {
+		mnt = t.TempDir()
+	}
+	m := serveAt(t, mnt, rn, true, rn.RootStableAttr(), "gocryptfs-reverse-test", logs, func() { rn.Close() })
 	return m, rn
 }
 

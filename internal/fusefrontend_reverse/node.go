@@ -178,6 +178,10 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 	if err != nil {
 		return nil, rn.errno("Lookup", err)
 	}
+	if (r.kind == entryPlain || r.kind == entryNameFile) && rn.isMountPoint(&dirSt, r.pName) {
+		// Checked before any stat of it, which would enter the view.
+		return nil, syscall.ENOENT
+	}
 	cPath := joinPath(cDir, name)
 	switch r.kind {
 	case entryDirIV:
@@ -245,6 +249,9 @@ func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errn
 	for _, e := range entries {
 		if showConf && e.Name == ReverseConfName {
 			continue // listed below, from the loaded config
+		}
+		if rn.isMountPoint(&dirSt, e.Name) {
+			continue
 		}
 		typ := e.Type
 		if typ == 0 {

@@ -90,12 +90,37 @@ type Args struct {
 	// OneFileSystem shows directories on other devices (mount points) as
 	// empty directories.
 	OneFileSystem bool
+	// MountPoint is where the view is mounted. When it lies inside
+	// PlainDir, it is left out of the view (not listed, not found), so
+	// that the view never contains itself: a recursive reader (a backup
+	// of the view) would otherwise descend into the view again, without
+	// end. Zero value: nothing is left out.
+	MountPoint MountPointID
 	// ForceOwner, if set, replaces uid and gid in every attribute.
 	ForceOwner *fuse.Owner
 	// NoXattr hides all extended attributes.
 	NoXattr bool
 	// Logger receives warnings and errors; nil discards them.
 	Logger *slog.Logger
+}
+
+// MountPointID identifies a mount point directory by its parent directory
+// (device and inode number, as stat reports them) and its name in it. Once
+// the view is mounted, a stat of the mount point shows the view's root, and
+// a lookup of it enters the view; the parent and the name are what stays
+// visible from below, without entering. They also stay right while the
+// view is mounted: a mount point cannot be renamed or removed (EBUSY), and
+// renaming a directory above it keeps the parent's identity.
+type MountPointID struct {
+	ParentDev, ParentIno uint64
+	Name                 string
+}
+
+// isMountPoint reports whether the entry name of the plaintext directory
+// with stat result dirSt is the view's own mount point (Args.MountPoint).
+func (rn *RootNode) isMountPoint(dirSt *unix.Stat_t, name string) bool {
+	mp := &rn.args.MountPoint
+	return mp.Name != "" && name == mp.Name && dirSt.Dev == mp.ParentDev && dirSt.Ino == mp.ParentIno
 }
 
 // ErrExcludeFrom is wrapped by the NewRootNode error for an unreadable

@@ -13,6 +13,7 @@ package fuseserve
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -145,7 +146,15 @@ func (s *Server) OpCount() uint64 { return s.raw.ops.Load() }
 func (s *Server) OpenFileCount() int64 { return s.raw.openFiles.Load() }
 
 // Unmount unmounts the filesystem and waits until it is no longer served.
+// Its error message is one line (oneLineError).
 func (s *Server) Unmount() error {
+	if err := s.unmount(); err != nil {
+		return &oneLineError{err}
+	}
+	return nil
+}
+
+func (s *Server) unmount() error {
 	if !s.own {
 		return s.srv.Unmount()
 	}
@@ -163,6 +172,15 @@ func (s *Server) Unmount() error {
 	s.waitLoops()
 	return nil
 }
+
+// oneLineError is err with its message on one line. go-fuse's unmount
+// error is fusermount's stderr (ending in a newline), then "(code …)" and
+// another newline; printed inside a sentence ("Unmount failed: …. Trying
+// lazy unmount.") that split the sentence over three lines.
+type oneLineError struct{ err error }
+
+func (e *oneLineError) Error() string { return strings.Join(strings.Fields(e.err.Error()), " ") }
+func (e *oneLineError) Unwrap() error { return e.err }
 
 // Wait returns when the filesystem was unmounted (the kernel closed the
 // connection) and every request that was in flight has returned.

@@ -174,3 +174,23 @@ func TestReadAheadOnlyFuse(t *testing.T) {
 		t.Errorf("raiseReadAhead(%s) succeeded on a non-FUSE directory", dir)
 	}
 }
+
+// TestUnmountBusyErrorOneLine: unmounting a busy mount fails with
+// fusermount's reason in a one-line message (go-fuse's own spans three
+// lines, which split gocryptfs's "Unmount failed: …. Trying lazy unmount."
+// notice).
+func TestUnmountBusyErrorOneLine(t *testing.T) {
+	mnt, srv := mount(t, Options{})
+	f, err := os.Open(filepath.Join(mnt, "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.Unmount()
+	f.Close()
+	if err == nil {
+		t.Fatal("unmount of a busy mount succeeded")
+	}
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "busy") {
+		t.Errorf("error %q: want one line naming the reason", msg)
+	}
+}

@@ -6,8 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
 
 	"gocryptfs/internal/testutil"
@@ -90,4 +94,131 @@ func TestReverseInitMountErrors(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(back, "f")); err != nil || !bytes.Equal(b, content) {
 		t.Errorf("round trip through reverse and forward: %d bytes, %v", len(b), err)
 	}
+}
+
+// TestReverseMountInside: a reverse view may be mounted inside the
+// directory it shows (the reference allows it for "/" only, we refused it
+// with "is contained in cipherdir"). The view leaves its own mount point
+// out, so that it never contains itself; everything else decrypts back
+// (forward mount of the view) to the plaintext, also with -one-file-system
+// and -force_owner. Forward mode keeps refusing.
+func TestReverseMountInside(t *testing.T) {
+	testutil.RequireFuse(t)
+	plain := newDir(t)
+	for p, content := range map[string]string{"top": "top file", "a/f": "in a", "sub/keep": "next to the mount point"} {
+		if err := os.MkdirAll(filepath.Join(plain, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(plain, p), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mnt := filepath.Join(plain, "sub", "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Expect(t, run(t, "-init", "-reverse", "-q", "-scryptn", "10", "-extpass", "echo test", plain), 0)
+
+	// The mount point's encrypted name, from a view mounted elsewhere
+	// (names are deterministic): sub's only directory.
+	outside := mountFS(t, plain, "-reverse", "-extpass", "echo test")
+	var encSub, encMnt string
+	for _, e := range readDir(t, outside) {
+		if e.IsDir() && len(readDir(t, filepath.Join(outside, e.Name()))) == 3 {
+			encSub = e.Name() // keep, mnt, gocryptfs.diriv
+		}
+	}
+	for _, e := range readDir(t, filepath.Join(outside, encSub)) {
+		if e.IsDir() {
+			encMnt = e.Name()
+		}
+	}
+	testutil.UnmountDir(t, outside)
+	if encSub == "" || encMnt == "" {
+		t.Fatalf("encrypted names of sub (%q) and sub/mnt (%q) not found", encSub, encMnt)
+	}
+
+	for _, extra := range [][]string{nil, {"-one-file-system"}, {"-force_owner", "1234:1234"}} {
+		t.Run(strings.Join(append([]string{"flags"}, extra...), " "), func(t *testing.T) {
+			r := run(t, append(append([]string{"-reverse", "-extpass", "echo test"}, extra...), plain, mnt)...)
+			t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
+			testutil.Expect(t, r, 0)
+			if !testutil.IsMounted(mnt) {
+				t.Fatalf("not mounted: %v", r)
+			}
+			names := []string{}
+			for _, e := range readDir(t, filepath.Join(mnt, encSub)) {
+				names = append(names, e.Name())
+			}
+			if len(names) != 2 || slices.Contains(names, encMnt) {
+				t.Errorf("view of sub lists %q: want the file and gocryptfs.diriv, not the mount point %s", names, encMnt)
+			}
+			if _, err := os.Lstat(filepath.Join(mnt, encSub, encMnt)); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("lookup of the mount point in the view: %v, want ENOENT", err)
+			}
+			if len(extra) == 2 {
+				var st syscall.Stat_t
+				if err := syscall.Lstat(filepath.Join(mnt, encSub), &st); err != nil || st.Uid != 1234 || st.Gid != 1234 {
+					t.Errorf("-force_owner: %d:%d %v", st.Uid, st.Gid, err)
+				}
+			}
+			// Decrypted again, the view is the plaintext without the
+			// mount point (and the reverse config, shown as gocryptfs.conf).
+			back := mountFS(t, mnt, "-extpass", "echo test")
+			if got, want := treeOf(t, back), treeOf(t, plain); !maps.Equal(got, want) {
+				t.Errorf("decrypted view:\n%v\nwant:\n%v", got, want)
+			}
+		})
+	}
+
+	// Forward mode: still refused.
+	fwd := initFS(t)
+	inside := filepath.Join(fwd, "sub")
+	if err := os.Mkdir(inside, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Expect(t, run(t, "-extpass", "echo test", fwd, inside), 10, "contained in cipherdir")
+}
+
+// readDir lists dir.
+func readDir(t *testing.T, dir string) []os.DirEntry {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ents
+}
+
+// treeOf maps every path below root to its content ("dir" for
+// directories), leaving out .gocryptfs.reverse.conf and sub/mnt (while
+// the view is mounted on it, it shows the view).
+func treeOf(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		switch {
+		case rel == "sub/mnt":
+			return filepath.SkipDir
+		case rel == "." || rel == ".gocryptfs.reverse.conf":
+			return nil
+		case d.IsDir():
+			out[rel] = "dir"
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

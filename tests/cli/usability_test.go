@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -142,7 +143,11 @@ func TestFusedebugTrace(t *testing.T) {
 }
 
 // TestZerokeyWarns: -zerokey must say loudly that the data is not
-// protected.
+// protected, and -masterkey that the key shows in ps. Both are notices
+// (stdout, like the reference), not warnings: -wpanic, which panics at
+// the first warning, must still mount with them, since test harnesses
+// mount with "-wpanic -zerokey". They used to be warnings, and such a
+// mount panicked.
 func TestZerokeyWarns(t *testing.T) {
 	dir := initFS(t)
 	testutil.RequireFuse(t)
@@ -150,8 +155,21 @@ func TestZerokeyWarns(t *testing.T) {
 	r := run(t, "-zerokey", dir, mnt)
 	t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
 	testutil.Expect(t, r, 0)
-	if !strings.Contains(r.Stderr, "-zerokey: the master key is all zeros, anyone can decrypt") {
-		t.Errorf("no warning on stderr: %v", r)
+	if !strings.Contains(r.Stdout, "-zerokey: the master key is all zeros, anyone can decrypt") {
+		t.Errorf("no notice on stdout: %v", r)
+	}
+	zero := strings.Repeat("0", 64)
+	for _, args := range [][]string{{"-zerokey"}, {"-masterkey", zero}} {
+		mnt := mountFS(t, dir, append([]string{"-wpanic"}, args...)...)
+		if err := os.WriteFile(filepath.Join(mnt, "f"), []byte("x"), 0o600); err != nil {
+			t.Errorf("%v: write: %v", args, err)
+		}
+		testutil.UnmountDir(t, mnt)
+		r := run(t, append([]string{"-wpanic", "-init", "-scryptn", "10", "-extpass", "echo test"}, append(args, newDir(t))...)...)
+		testutil.Expect(t, r, 0)
+		if strings.Contains(r.Stderr, "panic") {
+			t.Errorf("%v -init: %v", args, r)
+		}
 	}
 }
 
@@ -208,6 +226,10 @@ func TestBusyUnmountKeepsServing(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 15 {
 		t.Fatalf("exit %v, want 15; output:\n%s", err, output())
+	}
+	// The notice is one line (it used to be split by go-fuse's message).
+	if !regexp.MustCompile(`(?m)^Unmount failed: .*busy.*\. Trying lazy unmount\.$`).MatchString(output()) {
+		t.Errorf("no one-line lazy unmount notice in:\n%s", output())
 	}
 	mnt2 := mountFS(t, dir, "-extpass", "echo test")
 	if b, err := os.ReadFile(filepath.Join(mnt2, "f")); err != nil || string(b) != "before after" {

@@ -300,7 +300,7 @@ func TestKeySlotsFstab(t *testing.T) {
 		mnt := testutil.NewDir(t, "mnt")
 		out, err := runCmd("mount", "-t", fsType, dir, mnt, "-o", "keyfile="+pf)
 		t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
-		if err == nil || testutil.IsMounted(mnt) || !strings.Contains(out, "Password incorrect.") {
+		if err == nil || testutil.IsMounted(mnt) || !strings.Contains(out, "The key file does not unlock any slot.") {
 			t.Errorf("mount with a wrong key file: %v %s", err, out)
 		}
 	})
@@ -335,7 +335,7 @@ func TestKeySlotsFIDO2(t *testing.T) {
 		t.Cleanup(func() { testutil.UnmountDir(t, mnt) })
 		testutil.Expect(t, r, 0, "Filesystem mounted and ready.")
 	})
-	testutil.Expect(t, gocryptfsEnv(t, env, "", "-removekey", "-fido2", dev, dir), 0, "Key slot 1 removed.")
+	testutil.Expect(t, gocryptfsEnv(t, env, "", "-removekey", "-fido2", dev, dir), 0, `Key slot 1 (label "key A") removed.`)
 	testutil.Expect(t, gocryptfsEnv(t, env, "", "-fsck", "-fido2", dev, dir), 12)
 	testutil.Expect(t, gocryptfsEnv(t, env2, "", "-fsck", "-fido2", dev, dir), 0)
 	// A FIDO2-first filesystem gets a password slot; the password opens
