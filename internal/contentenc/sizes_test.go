@@ -206,6 +206,21 @@ func TestOffsets(t *testing.T) {
 	if _, n := gcm.CipherRange(7, 0); n != 0 {
 		t.Errorf("CipherRange of empty range = %d bytes", n)
 	}
+	// CipherExtent ends where the range's data ends: a partial last block
+	// takes its bytes plus nonce and tag, not a whole ciphertext block.
+	for _, c := range []struct{ off, n, cOff, cLen uint64 }{
+		{0, 30, 18, 16 + 30 + 16},
+		{0, 4096, 18, 4128},
+		{0, 5000, 18, 4128 + 16 + 904 + 16},
+		{5000, 30, 18 + 4128, 16 + 934 + 16},
+		{4000, 200, 18, 4128 + 16 + 104 + 16},
+		{8192, 4096, 18 + 2*4128, 4128},
+		{7, 0, 18, 0},
+	} {
+		if off, n := gcm.CipherExtent(c.off, c.n); off != c.cOff || n != c.cLen {
+			t.Errorf("CipherExtent(%d, %d) = %d, %d; want %d, %d", c.off, c.n, off, n, c.cOff, c.cLen)
+		}
+	}
 	if gcm.PlainBS() != 4096 || gcm.CipherBS() != 4128 || gcm.BlockOverhead() != 32 || gcm.NonceSize() != 16 {
 		t.Error("GCM geometry")
 	}
