@@ -186,7 +186,7 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 
 // frontend is what the mount code needs from either FUSE frontend, which
 // follow the same conventions: the root directory node, its identity for
-// fs.Options.RootStableAttr (nil: go-fuse's default), path translation for
+// fs.Options.RootStableAttr (the backing root's inode number), path translation for
 // the control socket, and Close to release its descriptors after
 // unmounting. Activity for -idle is counted by package fuseserve for both.
 type frontend interface {

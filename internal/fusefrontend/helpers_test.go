@@ -121,6 +121,7 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 		rn.flush = true // before mounting: read without locks
 	}
 	opts := mountopts.Build(params)
+	opts.RootStableAttr = rn.RootStableAttr() // as mount.go does
 	if mo != nil {
 		mo(&opts.MountOptions)
 	}

@@ -89,6 +89,19 @@ func caseReaddirDots(e *posixEnv) {
 			e.rec("root . is root: %v", de.Ino == ino(""))
 		}
 	}
+	// The root has an inode number of its own, not 0 (issue 21), and
+	// its children's ".." say so too.
+	e.rec("root inode non-zero: %v", ino("") != 0)
+	dfd, err := unix.Open(e.p("d"), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	e.must("open d", err)
+	defer unix.Close(dfd)
+	dents, err := dirents(dfd)
+	e.must("getdents d", err)
+	for _, de := range dents {
+		if de.Name == ".." {
+			e.rec("d/.. is root: %v", de.Ino == ino(""))
+		}
+	}
 }
 
 // caseRenameOverOpenDir: rename(A, B) while B is open; the open B keeps

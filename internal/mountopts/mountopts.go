@@ -149,8 +149,10 @@ func FsType(reverse bool) string {
 	return "gocryptfs"
 }
 
-// Build returns the go-fuse options for p. The caller may still set
-// RootStableAttr (the reverse view shows PLAINDIR's inode number).
+// Build returns the go-fuse options for p. The caller sets RootStableAttr
+// from the frontend (RootStableAttr of either frontend): the root shows
+// the inode number of the backing root, as every other directory shows
+// its own; go-fuse gives the root node ID 1 whatever its inode number.
 func Build(p Params) *fs.Options {
 	timeout := CacheTimeout
 	if p.SharedStorage {
@@ -204,7 +206,6 @@ func Build(p Params) *fs.Options {
 		// export support makes it ask the frontend for unknown node
 		// IDs (fusefrontend's LookupNode).
 		o.ExternalNodeID = true
-		o.RootStableAttr = &fs.StableAttr{Ino: fuse.FUSE_ROOT_ID}
 		o.ExtraCapabilities |= fuse.CAP_EXPORT_SUPPORT
 		if p.ACL {
 			// The frontend applies the umask itself, only where no

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -279,4 +281,92 @@ func TestFgExternalUnmount(t *testing.T) {
 	if err := testutil.WaitExit(cmd, 20*time.Second); err != nil {
 		t.Fatalf("exit status %v, want 0; output:\n%s", err, output())
 	}
+}
+
+// TestRootInode: the mount's root shows the inode number of the directory
+// it shows (CIPHERDIR, or PLAINDIR in reverse mode), never 0, which
+// programs take for a deleted entry (issue 21); getdents agrees with stat
+// for the root's "." and a subdirectory's "..".
+func TestRootInode(t *testing.T) {
+	ino := func(p string) uint64 {
+		t.Helper()
+		var st syscall.Stat_t
+		if err := syscall.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ino
+	}
+	// dotIno is the inode number getdents gives for name in dir.
+	dotIno := func(dir, name string) uint64 {
+		t.Helper()
+		fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Close(fd)
+		buf := make([]byte, 1<<16)
+		n, err := syscall.ReadDirent(fd, buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b := buf[:n]; len(b) > 0; {
+			// struct linux_dirent64: ino, off, reclen, type, name.
+			reclen := int(binary.NativeEndian.Uint16(b[16:]))
+			if nameOf(b[19:reclen]) == name {
+				return binary.NativeEndian.Uint64(b)
+			}
+			b = b[reclen:]
+		}
+		t.Fatalf("%s: no %q entry", dir, name)
+		return 0
+	}
+	check := func(t *testing.T, backing, mnt, sub string) {
+		want := ino(backing)
+		if got := ino(mnt); got != want || got == 0 {
+			t.Errorf("root inode %d, want %d (the backing root's)", got, want)
+		}
+		if got := dotIno(mnt, "."); got != want {
+			t.Errorf("root's . has inode %d, want %d", got, want)
+		}
+		if got := dotIno(sub, ".."); got != want {
+			t.Errorf("%s/.. has inode %d, want %d", sub, got, want)
+		}
+	}
+	t.Run("forward", func(t *testing.T) {
+		dir := initFS(t)
+		mnt := mountFS(t, dir, "-extpass", "echo test")
+		if err := os.Mkdir(filepath.Join(mnt, "d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		check(t, dir, mnt, filepath.Join(mnt, "d"))
+	})
+	t.Run("reverse", func(t *testing.T) {
+		plain := initFS(t, "-reverse")
+		if err := os.Mkdir(filepath.Join(plain, "d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		view := mountFS(t, plain, "-reverse", "-extpass", "echo test")
+		ents, err := os.ReadDir(view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sub string
+		for _, e := range ents {
+			if e.IsDir() {
+				sub = filepath.Join(view, e.Name())
+			}
+		}
+		if sub == "" {
+			t.Fatal("encrypted subdirectory not listed")
+		}
+		check(t, plain, view, sub)
+	})
+}
+
+// nameOf is the NUL-terminated name at the start of b.
+func nameOf(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
 }
