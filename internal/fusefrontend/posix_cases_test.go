@@ -138,7 +138,7 @@ func caseFileHandles(e *posixEnv) {
 		e.res("name_to_handle_at "+rel, err)
 		return h
 	}
-	hf, hd, hg := handle("d/f"), handle("d"), handle("gone")
+	hf, hd, hg, hr := handle("d/f"), handle("d"), handle("gone"), handle("")
 	e.must("unlink", os.Remove(e.p("gone")))
 	open := func(label string, h unix.FileHandle, flags int) {
 		if h.Size() == 0 {
@@ -166,6 +166,7 @@ func caseFileHandles(e *posixEnv) {
 		open("file "+when, hf, unix.O_RDONLY)
 		open("dir "+when, hd, unix.O_RDONLY|unix.O_DIRECTORY)
 		open("deleted "+when, hg, unix.O_RDONLY)
+		open("root "+when, hr, unix.O_RDONLY|unix.O_DIRECTORY)
 	}
 	round("fresh")
 	dropCaches(e)
