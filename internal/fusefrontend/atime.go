@@ -3,6 +3,7 @@ package fusefrontend
 import (
 	"errors"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -14,7 +15,9 @@ import (
 // backing filesystem updates when this process reads the backing file,
 // following the backing mount's policy (usually relatime). The policy of
 // the mount's own options (-ko noatime, strictatime, relatime) is applied
-// on top of that.
+// on top of that. A read the kernel's page cache answers is never seen
+// here, so an open does not keep the page cache when the next read is due
+// to update the atime (keepcache.go).
 
 // Atime is the access time policy of the mount.
 type Atime int
@@ -72,6 +75,27 @@ func (rn *RootNode) openNoatime(flags int, open func(flags int) (int, error)) (i
 		return open(flags)
 	}
 	return fd, err
+}
+
+// relatimeWindow is how old an atime may get before relatime updates it
+// even when the file has not changed (as the kernel's relatime does).
+const relatimeWindow = 24 * time.Hour
+
+// atimeDue reports whether the policy makes the next read of a file with
+// the backing stat st update its atime, at time now: never under noatime,
+// always under strictatime, and under relatime when the atime is not
+// after the mtime or the ctime or is a day old (the kernel's rule, which
+// the backing filesystem applies to the backing file's read).
+func (rn *RootNode) atimeDue(st *unix.Stat_t, now time.Time) bool {
+	switch rn.args.Atime {
+	case AtimeNoatime:
+		return false
+	case AtimeStrict:
+		return true
+	}
+	atime := time.Unix(st.Atim.Unix())
+	return !atime.After(time.Unix(st.Mtim.Unix())) || !atime.After(time.Unix(st.Ctim.Unix())) ||
+		now.Sub(atime) >= relatimeWindow
 }
 
 // touchAtime sets the atime of the backing file fd to now after a read
