@@ -546,6 +546,17 @@ func caseACL(e *posixEnv) {
 	e.lstat("d/p", "d/p")
 	e.getACL("d/p access", "d/p", acc)
 	e.res("symlink d/l", unix.Symlink("x", e.p("d/l")))
+	// O_TMPFILE inherits the default ACL as a created file does, also
+	// once linked into place.
+	fd, err = unix.Open(e.p("d"), unix.O_TMPFILE|unix.O_RDWR, 0o666)
+	e.res("O_TMPFILE in d 0666", err)
+	if err == nil {
+		e.fstat("tmpfile", fd)
+		e.res("linkat tmpfile", unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, e.p("d/tmp"), unix.AT_SYMLINK_FOLLOW))
+		unix.Close(fd)
+		e.lstat("d/tmp", "d/tmp")
+		e.getACL("d/tmp access", "d/tmp", acc)
+	}
 	// Without a default ACL the umask applies and no ACL appears.
 	fd, err = unix.Open(e.p("plain"), unix.O_CREAT|unix.O_WRONLY, 0o666)
 	e.res("create plain 0666", err)
