@@ -138,8 +138,7 @@ func (ce *ContentEnc) CipherOffToBlockNo(off uint64) uint64 {
 // start of its first block to the end of its data, so a partial last block
 // ends after its own bytes and tag, not at a full block (the file ends
 // there if the range is the file's last data). This is what fallocate must
-// reserve, no more (docs/format.md 4.5); CipherRange is what a reader
-// fetches. An empty range gives cLen 0.
+// reserve, no more (docs/format.md 4.5). An empty range gives cLen 0.
 func (ce *ContentEnc) CipherExtent(offset, length uint64) (cOff, cLen uint64) {
 	first, count := BlockRange(offset, length)
 	cOff = ce.BlockNoToCipherOff(first)
@@ -147,13 +146,4 @@ func (ce *ContentEnc) CipherExtent(offset, length uint64) (cOff, cLen uint64) {
 		return cOff, 0
 	}
 	return cOff, ce.PlainSizeToCipherSize(offset+length) - cOff
-}
-
-// CipherRange returns the ciphertext byte range [cOff, cOff+cLen) that holds
-// the whole blocks touched by the plaintext range [offset, offset+length):
-// what a reader has to fetch before decrypting (docs/format.md 4.6). The range
-// may extend past the end of the file; a short read there is normal.
-func (ce *ContentEnc) CipherRange(offset, length uint64) (cOff, cLen uint64) {
-	first, count := BlockRange(offset, length)
-	return ce.BlockNoToCipherOff(first), count * uint64(ce.cipherBS)
 }
