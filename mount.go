@@ -269,6 +269,7 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 		Writeback:          mountopts.Writeback(mountParams(a, readOnly)),
 		ForwardLocks:       mountopts.ForwardLocks(mountParams(a, readOnly)),
 		Atime:              atimePolicy(a),
+		NoDiratime:         fusefrontend.NoDiratimeFromOptions(strings.Split(a.ko, ",")),
 		ACL:                a.acl,
 		Logger:             e.log,
 	}, nt, ce)
@@ -456,6 +457,7 @@ func mountRoot(e *env, a *argContainer, rn frontend, feat features, readOnly boo
 	srv, err := fuseserve.Mount(a.mountpoint, rn, opts, fuseserve.Options{
 		Trace: trace, Log: e.log, ReadAheadKB: mountopts.ReadAheadKB, Transport: a.transport,
 		AutoClassic: mountopts.AutoClassic(mountParams(a, readOnly)),
+		Attrs:       mountopts.Attrs(mountParams(a, readOnly)),
 	})
 	if err != nil {
 		return nil, exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)

@@ -36,16 +36,16 @@ const (
 )
 
 // AtimeFromOptions returns the policy selected by kernel mount options as
-// given with -ko: the last of noatime, relatime and strictatime wins.
-// (Package mountopts does not pass relatime and strictatime on to
-// fusermount3, which refuses them.)
+// given with -ko: the last of noatime, relatime (or atime) and strictatime
+// wins. (Package mountopts sets strictatime on the mount after mounting,
+// as fusermount3 refuses it.)
 func AtimeFromOptions(opts []string) Atime {
 	a := AtimeRelatime
 	for _, o := range opts {
 		switch o {
 		case "noatime":
 			a = AtimeNoatime
-		case "relatime":
+		case "relatime", "atime":
 			a = AtimeRelatime
 		case "strictatime":
 			a = AtimeStrict
@@ -54,19 +54,37 @@ func AtimeFromOptions(opts []string) Atime {
 	return a
 }
 
-// noatimeFlag returns O_NOATIME when the policy is noatime.
-func (rn *RootNode) noatimeFlag() int {
-	if rn.args.Atime == AtimeNoatime {
+// NoDiratimeFromOptions reports whether kernel mount options as given
+// with -ko ask not to update the atime of directories: the last of
+// nodiratime and diratime wins. (noatime covers directories anyway.)
+func NoDiratimeFromOptions(opts []string) bool {
+	no := false
+	for _, o := range opts {
+		switch o {
+		case "nodiratime":
+			no = true
+		case "diratime":
+			no = false
+		}
+	}
+	return no
+}
+
+// noatimeFlag returns O_NOATIME when the policy is noatime, or for a
+// directory (dir) with nodiratime.
+func (rn *RootNode) noatimeFlag(dir bool) int {
+	if rn.args.Atime == AtimeNoatime || dir && rn.args.NoDiratime {
 		return unix.O_NOATIME
 	}
 	return 0
 }
 
 // openNoatime opens like open with O_NOATIME added under the noatime
-// policy; O_NOATIME is refused (EPERM) on files this process neither owns
-// nor may override, which are then opened without it.
+// policy (and for directories, flags with O_DIRECTORY, under nodiratime);
+// O_NOATIME is refused (EPERM) on files this process neither owns nor may
+// override, which are then opened without it.
 func (rn *RootNode) openNoatime(flags int, open func(flags int) (int, error)) (int, error) {
-	fl := rn.noatimeFlag()
+	fl := rn.noatimeFlag(flags&unix.O_DIRECTORY != 0)
 	if fl == 0 {
 		return open(flags)
 	}

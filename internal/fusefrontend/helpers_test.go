@@ -125,7 +125,7 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 	if mo != nil {
 		mo(&opts.MountOptions)
 	}
-	srv, err := fuseserve.Mount(mnt, rn, opts, fuseserve.Options{ReadAheadKB: mountopts.ReadAheadKB})
+	srv, err := fuseserve.Mount(mnt, rn, opts, fuseserve.Options{ReadAheadKB: mountopts.ReadAheadKB, Attrs: mountopts.Attrs(params)})
 	if err != nil {
 		t.Fatalf("mount: %v", err)
 	}

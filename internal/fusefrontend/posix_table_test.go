@@ -232,6 +232,8 @@ func plainDirWith(t *testing.T, ko []string) string {
 			flags |= unix.MS_STRICTATIME
 		case "relatime":
 			flags |= unix.MS_RELATIME
+		case "nodiratime":
+			flags |= unix.MS_NODIRATIME
 		default:
 			t.Fatalf("plainDir: option %q not known", o)
 		}
@@ -250,7 +252,7 @@ func plainDirWith(t *testing.T, ko []string) string {
 func mountPosixEnv(t *testing.T, c posixCase) *posixEnv {
 	cipherDir := t.TempDir()
 	e := &posixEnv{t: t, mount: true}
-	cfg := testConfig{args: Args{Atime: AtimeFromOptions(c.ko), ACL: c.acl}, kernelOptions: strings.Join(c.ko, ","), timeouts: true, writeback: true}
+	cfg := testConfig{args: Args{Atime: AtimeFromOptions(c.ko), NoDiratime: NoDiratimeFromOptions(c.ko), ACL: c.acl}, kernelOptions: strings.Join(c.ko, ","), timeouts: true, writeback: true}
 	tf := mountExistingOpts(t, cfg, cipherDir, true, nil)
 	e.dir = tf.mnt
 	e.remount = func() {

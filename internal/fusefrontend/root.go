@@ -94,6 +94,9 @@ type Args struct {
 	ForwardLocks bool
 	// Atime is the access time policy (see AtimeFromOptions).
 	Atime Atime
+	// NoDiratime reads directories with O_NOATIME (-ko nodiratime, see
+	// NoDiratimeFromOptions).
+	NoDiratime bool
 	// ACL: the mount has POSIX ACLs enabled (MountOptions.EnableAcl);
 	// see acl.go.
 	ACL bool

@@ -167,6 +167,55 @@ func TestMountOptionForms(t *testing.T) {
 	}
 }
 
+// TestMountKernelOnlyOptions: -ko options that fusermount3 refuses
+// (nodiratime, strictatime, nosymfollow, lazytime; issue 21) mount
+// anyway: they are set on the mount afterwards, show in the mount table
+// and take effect.
+func TestMountKernelOnlyOptions(t *testing.T) {
+	dir := initFS(t)
+	for _, c := range []struct {
+		ko            string
+		inLine, notIn []string
+	}{
+		{"nodiratime", []string{",nodiratime,", ",relatime,"}, []string{",noatime,"}},
+		{"strictatime,nodiratime", []string{",nodiratime,"}, []string{",relatime,", ",noatime,"}},
+		{"noatime,strictatime", nil, []string{",relatime,", ",noatime,"}},
+		{"strictatime,noatime", []string{",noatime,"}, []string{",relatime,"}},
+		{"nosymfollow,lazytime,noexec", []string{",nosymfollow,", ",lazytime,", ",noexec,"}, nil},
+	} {
+		t.Run(c.ko, func(t *testing.T) {
+			mnt := mountFS(t, dir, "-extpass", "echo test", "-ko", c.ko)
+			line := "," + strings.Fields(testutil.MountLine(mnt))[3] + "," // the options
+			for _, w := range c.inLine {
+				if !strings.Contains(line, w) {
+					t.Errorf("mount line %q lacks %q", line, w)
+				}
+			}
+			for _, w := range c.notIn {
+				if strings.Contains(line, w) {
+					t.Errorf("mount line %q has %q", line, w)
+				}
+			}
+			if !strings.Contains(c.ko, "nosymfollow") {
+				return
+			}
+			// nosymfollow: symlinks are read but not followed.
+			if err := os.WriteFile(filepath.Join(mnt, "target"), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("target", filepath.Join(mnt, "link")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.ReadFile(filepath.Join(mnt, "link")); !errors.Is(err, syscall.ELOOP) {
+				t.Errorf("following a symlink under nosymfollow: %v, want ELOOP", err)
+			}
+			if target, err := os.Readlink(filepath.Join(mnt, "link")); err != nil || target != "target" {
+				t.Errorf("readlink: %q, %v", target, err)
+			}
+		})
+	}
+}
+
 func TestForceOwner(t *testing.T) {
 	dir := initFS(t)
 	mnt := mountFS(t, dir, "-extpass", "echo test", "-force_owner", "1234:5678")
