@@ -188,7 +188,7 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 
 // frontend is what the mount code needs from either FUSE frontend, which
 // follow the same conventions: the root directory node, its identity for
-// fs.Options.RootStableAttr (nil: go-fuse's default), path translation for
+// fs.Options.RootStableAttr (the backing root's inode number), path translation for
 // the control socket, and Close to release its descriptors after
 // unmounting. Activity for -idle is counted by package fuseserve for both.
 type frontend interface {
@@ -271,6 +271,7 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 		Writeback:          mountopts.Writeback(mountParams(a, readOnly)),
 		ForwardLocks:       mountopts.ForwardLocks(mountParams(a, readOnly)),
 		Atime:              atimePolicy(a),
+		NoDiratime:         fusefrontend.NoDiratimeFromOptions(strings.Split(a.ko, ",")),
 		ACL:                a.acl,
 		Logger:             e.log,
 	}, nt, ce)
@@ -466,6 +467,7 @@ func mountRoot(e *env, a *argContainer, rn frontend, feat features, readOnly boo
 	srv, err := fuseserve.Mount(a.mountpoint, rn, opts, fuseserve.Options{
 		Trace: trace, Log: e.log, ReadAheadKB: mountopts.ReadAheadKB, Transport: a.transport,
 		AutoClassic: mountopts.AutoClassic(mountParams(a, readOnly)),
+		Attrs:       mountopts.Attrs(mountParams(a, readOnly)),
 	})
 	if err != nil {
 		return nil, exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)

@@ -95,6 +95,10 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 			"os.ReadFile":  "/sys/class/bdi/<major>:<minor>/read_ahead_kb of the mount",
 			"os.WriteFile": "/sys/class/bdi/<major>:<minor>/read_ahead_kb of the mount",
 		},
+		"internal/fuseserve/mountattrs.go": {
+			"unix.Open":  "the mount point itself, O_PATH, to set the attributes of our new mount",
+			"unix.Mount": "the mount point itself (a remount of our new mount for lazytime)",
+		},
 		"internal/fuseserve/uring.go": {
 			"unix.Open": "go-fuse's poll-hack file at the root of our own mount point",
 		},

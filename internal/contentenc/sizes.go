@@ -133,11 +133,17 @@ func (ce *ContentEnc) CipherOffToBlockNo(off uint64) uint64 {
 	return (off - HeaderLen) / uint64(ce.cipherBS)
 }
 
-// CipherRange returns the ciphertext byte range [cOff, cOff+cLen) that holds
-// the whole blocks touched by the plaintext range [offset, offset+length):
-// what a reader has to fetch before decrypting (docs/format.md 4.6). The range
-// may extend past the end of the file; a short read there is normal.
-func (ce *ContentEnc) CipherRange(offset, length uint64) (cOff, cLen uint64) {
+// CipherExtent returns the ciphertext byte range [cOff, cOff+cLen) that the
+// plaintext range [offset, offset+length) occupies once written: from the
+// start of its first block to the end of its data, so a partial last block
+// ends after its own bytes and tag, not at a full block (the file ends
+// there if the range is the file's last data). This is what fallocate must
+// reserve, no more (docs/format.md 4.5). An empty range gives cLen 0.
+func (ce *ContentEnc) CipherExtent(offset, length uint64) (cOff, cLen uint64) {
 	first, count := BlockRange(offset, length)
-	return ce.BlockNoToCipherOff(first), count * uint64(ce.cipherBS)
+	cOff = ce.BlockNoToCipherOff(first)
+	if count == 0 {
+		return cOff, 0
+	}
+	return cOff, ce.PlainSizeToCipherSize(offset+length) - cOff
 }

@@ -200,11 +200,26 @@ func TestOffsets(t *testing.T) {
 	if gcm.CipherOffToBlockNo(5) != 0 {
 		t.Error("offset inside the header must map to block 0")
 	}
-	if off, n := gcm.CipherRange(4095, 2); off != 18 || n != 2*4128 {
-		t.Errorf("CipherRange(4095, 2) = %d, %d", off, n)
+	if off, n := cipherRange(gcm, 4095, 2); off != 18 || n != 2*4128 {
+		t.Errorf("cipherRange(4095, 2) = %d, %d", off, n)
 	}
-	if _, n := gcm.CipherRange(7, 0); n != 0 {
-		t.Errorf("CipherRange of empty range = %d bytes", n)
+	if _, n := cipherRange(gcm, 7, 0); n != 0 {
+		t.Errorf("cipherRange of empty range = %d bytes", n)
+	}
+	// CipherExtent ends where the range's data ends: a partial last block
+	// takes its bytes plus nonce and tag, not a whole ciphertext block.
+	for _, c := range []struct{ off, n, cOff, cLen uint64 }{
+		{0, 30, 18, 16 + 30 + 16},
+		{0, 4096, 18, 4128},
+		{0, 5000, 18, 4128 + 16 + 904 + 16},
+		{5000, 30, 18 + 4128, 16 + 934 + 16},
+		{4000, 200, 18, 4128 + 16 + 104 + 16},
+		{8192, 4096, 18 + 2*4128, 4128},
+		{7, 0, 18, 0},
+	} {
+		if off, n := gcm.CipherExtent(c.off, c.n); off != c.cOff || n != c.cLen {
+			t.Errorf("CipherExtent(%d, %d) = %d, %d; want %d, %d", c.off, c.n, off, n, c.cOff, c.cLen)
+		}
 	}
 	if gcm.PlainBS() != 4096 || gcm.CipherBS() != 4128 || gcm.BlockOverhead() != 32 || gcm.NonceSize() != 16 {
 		t.Error("GCM geometry")
@@ -246,4 +261,13 @@ func TestMergeBlocks(t *testing.T) {
 	if a := testing.AllocsPerRun(100, func() { _ = MergeBlocks(buf[:100], src, 3996) }); a != 0 {
 		t.Errorf("MergeBlocks with capacity allocates %v times", a)
 	}
+}
+
+// cipherRange returns the ciphertext byte range [cOff, cOff+cLen) that
+// holds the whole blocks touched by the plaintext range [offset,
+// offset+length): what a reader fetches before decrypting (docs/format.md
+// 4.6). It may extend past the end of the file.
+func cipherRange(ce *ContentEnc, offset, length uint64) (cOff, cLen uint64) {
+	first, count := BlockRange(offset, length)
+	return ce.BlockNoToCipherOff(first), count * uint64(ce.CipherBS())
 }

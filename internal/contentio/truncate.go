@@ -125,8 +125,10 @@ func (f *File) grow(cs, ps, n uint64) error {
 // for mode 0 and FALLOC_FL_KEEP_SIZE; other modes (punching holes,
 // collapsing or zeroing ranges) fail with EOPNOTSUPP. Mode 0 reaching past
 // the end of file first grows the file as Truncate would; both modes then
-// reserve the ciphertext blocks of the range on disk with
-// fallocate(FALLOC_FL_KEEP_SIZE). Allocated but unwritten blocks read as
+// reserve the ciphertext of the range on disk with
+// fallocate(FALLOC_FL_KEEP_SIZE), up to the end of the range's data and
+// not to the end of its last block (CipherExtent), as much as writing the
+// range would take. Allocated but unwritten blocks read as
 // zeros, which the format treats as holes, so the contents do not change.
 func (f *File) Allocate(ctx context.Context, off, length uint64, mode uint32) error {
 	if mode&^unix.FALLOC_FL_KEEP_SIZE != 0 {
@@ -154,7 +156,7 @@ func (f *File) Allocate(ctx context.Context, off, length uint64, mode uint32) er
 			}
 		}
 	}
-	cOff, cLen := f.ce.CipherRange(off, length)
+	cOff, cLen := f.ce.CipherExtent(off, length)
 	if err := syscallcompat.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cLen)); err != nil {
 		return opError("fallocate", err)
 	}

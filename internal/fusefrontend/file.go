@@ -217,7 +217,7 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 		// it releases the closing process's locks (locks.go).
 		fuseFlags |= fuse.FOPEN_NOFLUSH
 	}
-	if flags&syscall.O_TRUNC == 0 && n.keepCache(&st) {
+	if flags&syscall.O_TRUNC == 0 && n.keepCache(&st, flags&syscall.O_ACCMODE != syscall.O_WRONLY) {
 		fuseFlags |= fuse.FOPEN_KEEP_CACHE
 		f.stampCurrent = flags&syscall.O_ACCMODE == syscall.O_RDONLY
 	}

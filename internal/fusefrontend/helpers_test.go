@@ -121,10 +121,11 @@ func mountExistingOpts(t testing.TB, cfg testConfig, cipherDir string, init bool
 		rn.flush = true // before mounting: read without locks
 	}
 	opts := mountopts.Build(params)
+	opts.RootStableAttr = rn.RootStableAttr() // as mount.go does
 	if mo != nil {
 		mo(&opts.MountOptions)
 	}
-	srv, err := fuseserve.Mount(mnt, rn, opts, fuseserve.Options{ReadAheadKB: mountopts.ReadAheadKB})
+	srv, err := fuseserve.Mount(mnt, rn, opts, fuseserve.Options{ReadAheadKB: mountopts.ReadAheadKB, Attrs: mountopts.Attrs(params)})
 	if err != nil {
 		t.Fatalf("mount: %v", err)
 	}

@@ -1,6 +1,8 @@
 package fusefrontend
 
 import (
+	"time"
+
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/syscallcompat"
@@ -13,6 +15,14 @@ import (
 // page cache or changes ctime (truncate, setattr), and a change by anyone
 // else changes ctime, which cannot be set back; either way the next open
 // drops the cache as without this. Each Node holds at most one stamp.
+//
+// Access times: reads that the page cache answers never reach this
+// process, and the kernel does not update the atime of FUSE files itself,
+// so a read-only or read-write open also drops the cache when the access
+// time policy says the next read must update the atime (atimeDue: under
+// relatime after a write, as ext4 does). The read then reaches the backing
+// file, whose filesystem updates its atime; after that the cache is kept
+// again until the next write.
 
 // cacheStamp is what identifies a backing file's content state.
 type cacheStamp struct {
@@ -26,9 +36,13 @@ func stampOf(st *unix.Stat_t) cacheStamp {
 }
 
 // keepCache reports whether an open of n whose backing file has the stat
-// st (taken at the open) may keep the kernel's page cache.
-func (n *Node) keepCache(st *unix.Stat_t) bool {
+// st (taken at the open) may keep the kernel's page cache; readable says
+// the open allows reading.
+func (n *Node) keepCache(st *unix.Stat_t, readable bool) bool {
 	if !n.rn.args.Writeback {
+		return false
+	}
+	if readable && n.rn.atimeDue(st, time.Now()) {
 		return false
 	}
 	s := n.st.Load()

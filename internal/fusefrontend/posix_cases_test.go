@@ -42,6 +42,9 @@ func posixCases() []posixCase {
 	for _, ko := range []string{"noatime", "relatime", "strictatime"} {
 		cases = append(cases, posixCase{name: "atime-" + ko, ko: []string{ko}, run: caseAtime})
 	}
+	for _, ko := range [][]string{{"relatime"}, {"nodiratime"}, {"noatime"}} {
+		cases = append(cases, posixCase{name: "diratime-" + strings.Join(ko, "-"), ko: ko, run: caseDirAtime})
+	}
 	return cases
 }
 
@@ -89,6 +92,19 @@ func caseReaddirDots(e *posixEnv) {
 			e.rec("root . is root: %v", de.Ino == ino(""))
 		}
 	}
+	// The root has an inode number of its own, not 0 (issue 21), and
+	// its children's ".." say so too.
+	e.rec("root inode non-zero: %v", ino("") != 0)
+	dfd, err := unix.Open(e.p("d"), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	e.must("open d", err)
+	defer unix.Close(dfd)
+	dents, err := dirents(dfd)
+	e.must("getdents d", err)
+	for _, de := range dents {
+		if de.Name == ".." {
+			e.rec("d/.. is root: %v", de.Ino == ino(""))
+		}
+	}
 }
 
 // caseRenameOverOpenDir: rename(A, B) while B is open; the open B keeps
@@ -125,7 +141,7 @@ func caseFileHandles(e *posixEnv) {
 		e.res("name_to_handle_at "+rel, err)
 		return h
 	}
-	hf, hd, hg := handle("d/f"), handle("d"), handle("gone")
+	hf, hd, hg, hr := handle("d/f"), handle("d"), handle("gone"), handle("")
 	e.must("unlink", os.Remove(e.p("gone")))
 	open := func(label string, h unix.FileHandle, flags int) {
 		if h.Size() == 0 {
@@ -153,6 +169,7 @@ func caseFileHandles(e *posixEnv) {
 		open("file "+when, hf, unix.O_RDONLY)
 		open("dir "+when, hd, unix.O_RDONLY|unix.O_DIRECTORY)
 		open("deleted "+when, hg, unix.O_RDONLY)
+		open("root "+when, hr, unix.O_RDONLY|unix.O_DIRECTORY)
 	}
 	round("fresh")
 	dropCaches(e)
@@ -417,19 +434,30 @@ func caseAtime(e *posixEnv) {
 		name         string
 		atime, mtime time.Time
 		prep, do     func()
+		// cached: the step reads what the page cache may hold (no
+		// drop_caches between prep and do).
+		cached bool
 	}{
-		{"read, atime before mtime", now.Add(-2 * time.Hour), now.Add(-time.Hour), nil, read},
-		{"read, atime after mtime", now.Add(-time.Minute), now.Add(-time.Hour), nil, read},
-		{"read, atime older than a day", now.Add(-48 * time.Hour), now.Add(-72 * time.Hour), nil, read},
-		{"exec, atime before mtime", now.Add(-2 * time.Hour), now.Add(-time.Hour), nil, run},
-		{"exec, atime after mtime", now.Add(-time.Minute), now.Add(-time.Hour), nil, run},
+		{"read, atime before mtime", now.Add(-2 * time.Hour), now.Add(-time.Hour), nil, read, false},
+		{"read, atime after mtime", now.Add(-time.Minute), now.Add(-time.Hour), nil, read, false},
+		{"read, atime older than a day", now.Add(-48 * time.Hour), now.Add(-72 * time.Hour), nil, read, false},
+		{"exec, atime before mtime", now.Add(-2 * time.Hour), now.Add(-time.Hour), nil, run, false},
+		{"exec, atime after mtime", now.Add(-time.Minute), now.Add(-time.Hour), nil, run, false},
 		// utimes set the ctime to now: a first read brings the atime
 		// past it (relatime updates an atime not after the ctime), so
 		// that relatime has no reason left to update it on the second.
 		{"second read", now.Add(-time.Minute), now.Add(-time.Hour), func() {
 			read()
 			time.Sleep(20 * time.Millisecond) // past the timestamp granularity
-		}, read},
+		}, read, false},
+		// A write moves the mtime past the atime: relatime updates
+		// the atime on the next read, also when the written data is
+		// still in the page cache (issue 21; the writeback cache kept
+		// it and the read never reached the frontend).
+		{"read after a write", now.Add(-time.Minute), now.Add(-time.Hour), func() {
+			time.Sleep(20 * time.Millisecond) // past the ctime set by utimes
+			e.write("f", script, 0)
+		}, read, true},
 	} {
 		set(step.atime, step.mtime)
 		if step.prep != nil {
@@ -437,11 +465,38 @@ func caseAtime(e *posixEnv) {
 			step.prep()
 		}
 		before := atime()
-		dropCaches(e) // read from the file, not the page cache
+		if !step.cached {
+			dropCaches(e) // read from the file, not the page cache
+		}
 		step.do()
 		e.rec("%s: atime changed %v", step.name, atime() != before)
 	}
 	e.lstat("f", "f")
+}
+
+// caseDirAtime: listing a directory changes its atime as the mount
+// options say (nodiratime: never, files are not affected; -ko nodiratime
+// is set on the mount after fusermount3, which refuses it).
+func caseDirAtime(e *posixEnv) {
+	e.must("mkdir", os.Mkdir(e.p("d"), 0o755))
+	e.write("d/f", []byte("x"), 0)
+	now := time.Now()
+	for _, rel := range []string{"d", "d/f"} {
+		// atime before mtime: relatime updates on the next access.
+		ts := []unix.Timespec{unix.NsecToTimespec(now.Add(-2 * time.Hour).UnixNano()), unix.NsecToTimespec(now.Add(-time.Hour).UnixNano())}
+		e.must("utimes", unix.UtimesNano(e.p(rel), ts))
+	}
+	atime := func(rel string) unix.Timespec {
+		var st unix.Stat_t
+		e.must("stat", unix.Stat(e.p(rel), &st))
+		return st.Atim
+	}
+	dBefore, fBefore := atime("d"), atime("d/f")
+	dropCaches(e)
+	e.list("d", "d")
+	b, err := os.ReadFile(e.p("d/f"))
+	e.rec("read d/f: %q %s", b, errName(err))
+	e.rec("dir atime changed %v, file atime changed %v", atime("d") != dBefore, atime("d/f") != fBefore)
 }
 
 // aclEntry is one entry of a POSIX ACL in the xattr encoding
@@ -519,6 +574,17 @@ func caseACL(e *posixEnv) {
 	e.lstat("d/p", "d/p")
 	e.getACL("d/p access", "d/p", acc)
 	e.res("symlink d/l", unix.Symlink("x", e.p("d/l")))
+	// O_TMPFILE inherits the default ACL as a created file does, also
+	// once linked into place.
+	fd, err = unix.Open(e.p("d"), unix.O_TMPFILE|unix.O_RDWR, 0o666)
+	e.res("O_TMPFILE in d 0666", err)
+	if err == nil {
+		e.fstat("tmpfile", fd)
+		e.res("linkat tmpfile", unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, e.p("d/tmp"), unix.AT_SYMLINK_FOLLOW))
+		unix.Close(fd)
+		e.lstat("d/tmp", "d/tmp")
+		e.getACL("d/tmp access", "d/tmp", acc)
+	}
 	// Without a default ACL the umask applies and no ACL appears.
 	fd, err = unix.Open(e.p("plain"), unix.O_CREAT|unix.O_WRONLY, 0o666)
 	e.res("create plain 0666", err)

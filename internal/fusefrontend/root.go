@@ -94,6 +94,9 @@ type Args struct {
 	ForwardLocks bool
 	// Atime is the access time policy (see AtimeFromOptions).
 	Atime Atime
+	// NoDiratime reads directories with O_NOATIME (-ko nodiratime, see
+	// NoDiratimeFromOptions).
+	NoDiratime bool
 	// ACL: the mount has POSIX ACLs enabled (MountOptions.EnableAcl);
 	// see acl.go.
 	ACL bool
@@ -112,6 +115,8 @@ type RootNode struct {
 	log     *slog.Logger
 	rootFd  int
 	rootRef *dirRef // holds rootFd; released by Close
+	// rootIno is the inode number the root shows (RootStableAttr).
+	rootIno uint64
 	umask   uint32
 	asRoot  bool
 	daemon  daemonCred // the daemon's identity, for asCaller
@@ -194,6 +199,7 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		rn.daemon = readDaemonCred()
 	}
 	rn.rootRef = newDirRef(fd)
+	rn.rootIno = rn.shownIno(&st)
 	rn.space = newSpaceGuard(fd, rn.enterLowSpace)
 	rn.warned.init()
 	rn.Node.rn = rn
@@ -204,8 +210,14 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 func (rn *RootNode) OpenFileCount() int64 { return rn.openFiles.Load() }
 
 // RootStableAttr is what to pass as fs.Options.RootStableAttr, as for the
-// reverse frontend: nil, the plaintext root keeps go-fuse's inode 1.
-func (rn *RootNode) RootStableAttr() *fs.StableAttr { return nil }
+// reverse frontend: the root shows the mapped inode number of the
+// CIPHERDIR root (never 0, which programs take for a deleted entry), as
+// every other directory shows its backing directory's. The kernel still
+// knows the root by node ID 1 (go-fuse registers the root so whatever its
+// inode number), so file handles of the root stay what they were.
+func (rn *RootNode) RootStableAttr() *fs.StableAttr {
+	return &fs.StableAttr{Mode: unix.S_IFDIR, Ino: rn.rootIno}
+}
 
 // Close releases the CIPHERDIR root fd and cached directory fds. Call it
 // only after the filesystem has been unmounted.

@@ -38,7 +38,8 @@ func readDirents(t *testing.T, dir string) []fuse.DirEntry {
 }
 
 // TestReaddirDots: the reverse view lists "." and ".." like any local
-// directory, with the inode numbers of the directory and its parent.
+// directory, with the inode numbers of the directory and its parent; the
+// root's is PLAINDIR's.
 func TestReaddirDots(t *testing.T) {
 	plain := t.TempDir()
 	if err := os.Mkdir(filepath.Join(plain, "d"), 0o755); err != nil {
@@ -51,6 +52,10 @@ func TestReaddirDots(t *testing.T) {
 			t.Fatal(err)
 		}
 		return st.Ino
+	}
+	// The root shows PLAINDIR's inode number, not 0 (issue 21).
+	if got, want := ino(m.mnt), ino(plain); got != want || got == 0 {
+		t.Errorf("root inode %d, want PLAINDIR's %d", got, want)
 	}
 	root := readDirents(t, m.mnt)
 	var sub string

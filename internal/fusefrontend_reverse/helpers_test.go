@@ -135,5 +135,5 @@ func mountForward(t testing.TB, cfg fsConfig, cipherDir string) *mounted {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serve(t, rn, false, nil, "gocryptfs-forward-test", logs, func() { rn.Close() })
+	return serve(t, rn, false, rn.RootStableAttr(), "gocryptfs-forward-test", logs, func() { rn.Close() })
 }

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"gocryptfs/internal/fuseuring"
+	"gocryptfs/internal/mountopts"
 )
 
 // Options configure Mount.
@@ -44,6 +45,10 @@ type Options struct {
 	// AutoClassic, if set, makes TransportAuto choose /dev/fuse, for this
 	// reason (mountopts.AutoClassic).
 	AutoClassic string
+	// Attrs are mount options that Mount sets after mounting, since
+	// fusermount3 refuses them (mountopts.Attrs). Unless Attrs.Optional,
+	// failing to set them fails the mount (which is undone).
+	Attrs mountopts.MountAttrs
 }
 
 // LockOwnerCloser is implemented by a root node that takes forwarded
@@ -106,7 +111,33 @@ func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Ser
 			o.Log.Debug("could not raise the readahead window", "kb", o.ReadAheadKB, "err", err)
 		}
 	}
+	if err := setAttrs(dir, o.Attrs); err != nil {
+		if !o.Attrs.Optional {
+			if uerr := s.Unmount(); uerr != nil {
+				return nil, fmt.Errorf("%w (and unmounting failed: %w)", err, uerr)
+			}
+			s.Wait()
+			return nil, err
+		}
+		if o.Log != nil {
+			o.Log.Debug("mount options not shown in the mount table", "err", err)
+		}
+	}
 	return s, nil
+}
+
+// setAttrs applies a to the new mount on dir.
+func setAttrs(dir string, a mountopts.MountAttrs) error {
+	if a.Empty() {
+		return nil
+	}
+	if magicFD(dir) >= 0 {
+		return fmt.Errorf("%w: the mount point is a /dev/fd/N descriptor", errMountAttrs)
+	}
+	if err := applyMountAttrs(dir, a); err != nil {
+		return fmt.Errorf("%w: %w", errMountAttrs, err)
+	}
+	return nil
 }
 
 // probe decides whether to try io_uring for t.

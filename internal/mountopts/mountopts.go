@@ -10,6 +10,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -121,16 +122,120 @@ func KernelOptions(p Params) []string {
 	if p.Context != "" {
 		o = append(o, "context="+p.Context)
 	}
-	for _, k := range strings.Split(p.KernelOptions, ",") {
-		// The access time policy is the forward frontend's job (the
-		// kernel never updates the atime of FUSE files), and
-		// fusermount3 refuses relatime and strictatime; noatime stays
-		// so that mount(8) shows it.
-		if k != "" && k != "relatime" && k != "strictatime" {
+	ko := strings.Split(p.KernelOptions, ",")
+	lastMode := -1
+	for i, k := range ko {
+		if atimeModes[k] {
+			lastMode = i
+		}
+	}
+	for i, k := range ko {
+		// The generic options fusermount3 refuses are set after
+		// mounting (Attrs); of the atime modes only the last counts,
+		// and noatime goes to fusermount3, which takes it.
+		_, generic := attrOptions[k]
+		if k != "" && !generic && (!atimeModes[k] || i == lastMode && k == "noatime") {
 			o = append(o, k)
 		}
 	}
 	return o
+}
+
+// MountAttrs are mount options that fusermount3 refuses although the
+// kernel knows them for every mount (fusermount3 3.14 takes only rw, ro,
+// [no]suid, [no]dev, [no]exec, [a]sync, [no]atime and dirsync of the
+// generic ones): fuseserve.Mount sets them on the new mount after fusermount3 made
+// it, as mount(8) would have (fuseserve.Options.Attrs). The zero value
+// changes nothing.
+type MountAttrs struct {
+	// Set and Clear are MOUNT_ATTR_* bits for mount_setattr(2), which
+	// changes only these bits of the mount (nodiratime, nosymfollow, the
+	// atime mode; setting an atime mode needs MOUNT_ATTR__ATIME in Clear).
+	Set, Clear uint64
+	// Lazytime sets (1) or clears (-1) the superblock's lazytime flag
+	// with a remount; 0 leaves it.
+	Lazytime int
+	// Optional says that failing to apply is logged, not an error: the
+	// options only change what the mount table shows (the atime modes,
+	// whose policy the filesystem applies itself, as the kernel leaves
+	// the atime of FUSE files to it).
+	Optional bool
+}
+
+// Empty reports whether a changes nothing.
+func (a MountAttrs) Empty() bool {
+	return a.Set == 0 && a.Clear == 0 && a.Lazytime == 0
+}
+
+// atimeModes are the -ko options that choose the access time mode; the
+// last one given counts. The forward frontend applies the mode itself
+// (the kernel never updates the atime of FUSE files); on the mount it
+// only shows in the mount table.
+var atimeModes = map[string]bool{"noatime": true, "relatime": true, "strictatime": true, "atime": true}
+
+// atimeMode returns the last access time mode in the -ko list ko, or "".
+func atimeMode(ko string) string {
+	mode := ""
+	for _, k := range strings.Split(ko, ",") {
+		if atimeModes[k] {
+			mode = k
+		}
+	}
+	return mode
+}
+
+// attrOption is a generic mount option that fusermount3 refuses and Attrs
+// sets after mounting.
+type attrOption struct {
+	set, clear uint64
+	lazytime   int
+}
+
+// attrOptions are the generic (not FUSE-specific) mount options that
+// fusermount3 refuses, as mount attributes. "diratime", "symfollow" and
+// "nolazytime" are the defaults of a new mount; they matter only to undo an
+// earlier option of the same list.
+var attrOptions = map[string]attrOption{
+	"nodiratime":  {set: unix.MOUNT_ATTR_NODIRATIME},
+	"diratime":    {clear: unix.MOUNT_ATTR_NODIRATIME},
+	"nosymfollow": {set: unix.MOUNT_ATTR_NOSYMFOLLOW},
+	"symfollow":   {clear: unix.MOUNT_ATTR_NOSYMFOLLOW},
+	"lazytime":    {lazytime: 1},
+	"nolazytime":  {lazytime: -1},
+}
+
+// Attrs returns the mount options of -ko that fusermount3 refuses (see
+// MountAttrs), for fuseserve.Options.Attrs: nodiratime,
+// nosymfollow and lazytime (with their opposites), and strictatime. The
+// last of each pair wins. They need root: as another user, the atime
+// options (which the frontend applies anyway) are left out of the mount
+// table, and nosymfollow and lazytime fail the mount.
+func Attrs(p Params) MountAttrs {
+	var a MountAttrs
+	for _, k := range strings.Split(p.KernelOptions, ",") {
+		opt, ok := attrOptions[k]
+		if !ok {
+			continue
+		}
+		a.Set = a.Set&^opt.clear | opt.set
+		a.Clear = a.Clear&^opt.set | opt.clear
+		if opt.lazytime != 0 {
+			a.Lazytime = opt.lazytime
+		}
+	}
+	// The defaults of a new mount need no call.
+	a.Clear &^= unix.MOUNT_ATTR_NODIRATIME | unix.MOUNT_ATTR_NOSYMFOLLOW
+	if a.Lazytime < 0 {
+		a.Lazytime = 0
+	}
+	if atimeMode(p.KernelOptions) == "strictatime" {
+		a.Set |= unix.MOUNT_ATTR_STRICTATIME
+		a.Clear |= unix.MOUNT_ATTR__ATIME
+	}
+	// nosymfollow and lazytime change what the kernel does on the
+	// mount: not setting them must fail the mount.
+	a.Optional = a.Set&unix.MOUNT_ATTR_NOSYMFOLLOW == 0 && a.Lazytime == 0
+	return a
 }
 
 func pick(cond bool, yes, no string) string {
@@ -149,8 +254,10 @@ func FsType(reverse bool) string {
 	return "gocryptfs"
 }
 
-// Build returns the go-fuse options for p. The caller may still set
-// RootStableAttr (the reverse view shows PLAINDIR's inode number).
+// Build returns the go-fuse options for p. The caller sets RootStableAttr
+// from the frontend (RootStableAttr of either frontend): the root shows
+// the inode number of the backing root, as every other directory shows
+// its own; go-fuse gives the root node ID 1 whatever its inode number.
 func Build(p Params) *fs.Options {
 	timeout := CacheTimeout
 	if p.SharedStorage {
@@ -204,7 +311,6 @@ func Build(p Params) *fs.Options {
 		// export support makes it ask the frontend for unknown node
 		// IDs (fusefrontend's LookupNode).
 		o.ExternalNodeID = true
-		o.RootStableAttr = &fs.StableAttr{Ino: fuse.FUSE_ROOT_ID}
 		o.ExtraCapabilities |= fuse.CAP_EXPORT_SUPPORT
 		if p.ACL {
 			// The frontend applies the umask itself, only where no

@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -165,6 +167,55 @@ func TestMountOptionForms(t *testing.T) {
 	}
 }
 
+// TestMountKernelOnlyOptions: -ko options that fusermount3 refuses
+// (nodiratime, strictatime, nosymfollow, lazytime; issue 21) mount
+// anyway: they are set on the mount afterwards, show in the mount table
+// and take effect.
+func TestMountKernelOnlyOptions(t *testing.T) {
+	dir := initFS(t)
+	for _, c := range []struct {
+		ko            string
+		inLine, notIn []string
+	}{
+		{"nodiratime", []string{",nodiratime,", ",relatime,"}, []string{",noatime,"}},
+		{"strictatime,nodiratime", []string{",nodiratime,"}, []string{",relatime,", ",noatime,"}},
+		{"noatime,strictatime", nil, []string{",relatime,", ",noatime,"}},
+		{"strictatime,noatime", []string{",noatime,"}, []string{",relatime,"}},
+		{"nosymfollow,lazytime,noexec", []string{",nosymfollow,", ",lazytime,", ",noexec,"}, nil},
+	} {
+		t.Run(c.ko, func(t *testing.T) {
+			mnt := mountFS(t, dir, "-extpass", "echo test", "-ko", c.ko)
+			line := "," + strings.Fields(testutil.MountLine(mnt))[3] + "," // the options
+			for _, w := range c.inLine {
+				if !strings.Contains(line, w) {
+					t.Errorf("mount line %q lacks %q", line, w)
+				}
+			}
+			for _, w := range c.notIn {
+				if strings.Contains(line, w) {
+					t.Errorf("mount line %q has %q", line, w)
+				}
+			}
+			if !strings.Contains(c.ko, "nosymfollow") {
+				return
+			}
+			// nosymfollow: symlinks are read but not followed.
+			if err := os.WriteFile(filepath.Join(mnt, "target"), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("target", filepath.Join(mnt, "link")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.ReadFile(filepath.Join(mnt, "link")); !errors.Is(err, syscall.ELOOP) {
+				t.Errorf("following a symlink under nosymfollow: %v, want ELOOP", err)
+			}
+			if target, err := os.Readlink(filepath.Join(mnt, "link")); err != nil || target != "target" {
+				t.Errorf("readlink: %q, %v", target, err)
+			}
+		})
+	}
+}
+
 func TestForceOwner(t *testing.T) {
 	dir := initFS(t)
 	mnt := mountFS(t, dir, "-extpass", "echo test", "-force_owner", "1234:5678")
@@ -279,4 +330,92 @@ func TestFgExternalUnmount(t *testing.T) {
 	if err := testutil.WaitExit(cmd, 20*time.Second); err != nil {
 		t.Fatalf("exit status %v, want 0; output:\n%s", err, output())
 	}
+}
+
+// TestRootInode: the mount's root shows the inode number of the directory
+// it shows (CIPHERDIR, or PLAINDIR in reverse mode), never 0, which
+// programs take for a deleted entry (issue 21); getdents agrees with stat
+// for the root's "." and a subdirectory's "..".
+func TestRootInode(t *testing.T) {
+	ino := func(p string) uint64 {
+		t.Helper()
+		var st syscall.Stat_t
+		if err := syscall.Stat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ino
+	}
+	// dotIno is the inode number getdents gives for name in dir.
+	dotIno := func(dir, name string) uint64 {
+		t.Helper()
+		fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Close(fd)
+		buf := make([]byte, 1<<16)
+		n, err := syscall.ReadDirent(fd, buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b := buf[:n]; len(b) > 0; {
+			// struct linux_dirent64: ino, off, reclen, type, name.
+			reclen := int(binary.NativeEndian.Uint16(b[16:]))
+			if nameOf(b[19:reclen]) == name {
+				return binary.NativeEndian.Uint64(b)
+			}
+			b = b[reclen:]
+		}
+		t.Fatalf("%s: no %q entry", dir, name)
+		return 0
+	}
+	check := func(t *testing.T, backing, mnt, sub string) {
+		want := ino(backing)
+		if got := ino(mnt); got != want || got == 0 {
+			t.Errorf("root inode %d, want %d (the backing root's)", got, want)
+		}
+		if got := dotIno(mnt, "."); got != want {
+			t.Errorf("root's . has inode %d, want %d", got, want)
+		}
+		if got := dotIno(sub, ".."); got != want {
+			t.Errorf("%s/.. has inode %d, want %d", sub, got, want)
+		}
+	}
+	t.Run("forward", func(t *testing.T) {
+		dir := initFS(t)
+		mnt := mountFS(t, dir, "-extpass", "echo test")
+		if err := os.Mkdir(filepath.Join(mnt, "d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		check(t, dir, mnt, filepath.Join(mnt, "d"))
+	})
+	t.Run("reverse", func(t *testing.T) {
+		plain := initFS(t, "-reverse")
+		if err := os.Mkdir(filepath.Join(plain, "d"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		view := mountFS(t, plain, "-reverse", "-extpass", "echo test")
+		ents, err := os.ReadDir(view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sub string
+		for _, e := range ents {
+			if e.IsDir() {
+				sub = filepath.Join(view, e.Name())
+			}
+		}
+		if sub == "" {
+			t.Fatal("encrypted subdirectory not listed")
+		}
+		check(t, plain, view, sub)
+	})
+}
+
+// nameOf is the NUL-terminated name at the start of b.
+func nameOf(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
 }
