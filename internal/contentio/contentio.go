@@ -25,6 +25,8 @@
 // parallel and a read never sees a block half rewritten. Writers past the
 // end of file agree on the size through reservations (extend.go). With
 // SharedStorage every operation is serialized per inode (see shared.go).
+// docs/internals.md describes all of these locks, their order and the
+// size changes in one place.
 //
 // Errors wrap syscall.Errno values: EIO for corrupt ciphertext (a
 // *CorruptError, also matching contentenc's sentinel errors), the kernel's

@@ -36,7 +36,11 @@ import (
 //
 // A writer that fails after others reserved space behind it leaves zeros
 // where its data would have gone, below their end: the size is the largest
-// end reserved, as if it had written zeros.
+// end reserved, as if it had written zeros. (Not when the writer with the
+// largest end fails: docs/internals.md, section 10.1.)
+//
+// docs/internals.md (section 4) walks through a concurrent write beyond
+// the end of file with these fields and places them in the lock order.
 type extension struct {
 	mu sync.Mutex
 	// active counts the reserved writers. While it is 0, size is stale and

@@ -146,3 +146,42 @@ func TestReadDuringExtendingWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFailedExtenderSize: a writer past the end of file that fails must
+// not change the size, also when another writer filled a gap below it
+// meanwhile. The second writer wrote its end block with the logical size
+// of that moment, which included the failed writer's reservation, so it
+// wrote it full: the file ended 4096-aligned, up to 4095 zero bytes past
+// the end of any successful write (here 45056 instead of 41460). The
+// failure is taken right after writeLock (writeLocked failing before its
+// first pwrite: a header read error); an append that fails with ENOSPC
+// is cut back by the last writer (dropFresh, leave) to the same end.
+func TestFailedExtenderSize(t *testing.T) {
+	t.Skip("known: the size after a failed writer past the end of file can be rounded up to a block by another writer's reservation-sized end block (docs/internals.md, \"Known weak spots\"); fixing it is the lead's decision")
+	ce := newCE(t, cryptocore.AESGCM)
+	f, _ := newFile(t, ce, Options{NoPrealloc: true})
+	if _, err := f.WriteAt(pattern(10*bs, 1), 0); err != nil {
+		t.Fatal(err)
+	}
+	// W1 reserves block 12, past the end, and fails before it writes.
+	h1, err := f.writeLock(context.Background(), 12*bs, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h1.ext == 0 {
+		t.Fatal("W1 got no reservation")
+	}
+	// Meanwhile W2 writes 500 bytes into block 10 and succeeds.
+	if _, err := f.WriteAt(pattern(500, 2), 10*bs); err != nil {
+		t.Fatal(err)
+	}
+	f.leave(h1.ext, false)
+	f.release(h1)
+	size, err := f.Size(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(10*bs + 500); size != want {
+		t.Fatalf("size %d after a failed write past the end, want %d (the end of the successful write)", size, want)
+	}
+}

@@ -12,7 +12,8 @@ import "sync"
 // exclusive request can be overtaken by a stream of overlapping shared
 // ones; in practice the kernel bounds the number of requests in flight.
 //
-// The zero value is unlocked and ready to use.
+// The zero value is unlocked and ready to use. Where it sits in the lock
+// order of an inode: docs/internals.md.
 type rangeLock struct {
 	mu    sync.Mutex
 	cond  sync.Cond // cond.L is &mu, set on first use

@@ -1,5 +1,8 @@
 package contentio
 
+// Locking: which locks this file takes, in which order and mode, is
+// described in docs/internals.md (sections 3 and 6).
+
 import (
 	"context"
 	"errors"
@@ -202,8 +205,9 @@ func (f *File) parseID(hdr []byte, logCorrupt bool) ([contentenc.FileIDLen]byte,
 	if err != nil {
 		return [contentenc.FileIDLen]byte{}, f.corrupt(err, logCorrupt)
 	}
-	// Concurrent readers may both get here; they read the same header,
-	// since writers are excluded, so the last store wins harmlessly.
+	// Concurrent readers (and reserved writers) may both get here; they
+	// read the same header, since those who write one hold content
+	// exclusively, so the last store wins harmlessly.
 	f.e.setID(h.ID, true)
 	return h.ID, nil
 }

@@ -53,6 +53,9 @@ import (
 // mutex), from the moment they arrive: a queue behind a lock held
 // forever drains within one timeout, and each queued request ends when
 // it is interrupted.
+//
+// docs/internals.md (section 8) sets this beside the locking without
+// SharedStorage.
 
 // LockBase is the offset at which the internal byte-range locks of
 // SharedStorage start; forwarded application locks must stay below it.

@@ -15,7 +15,8 @@ import (
 //
 // Every access to the contents of a backing file whose inode is open must
 // go through Files of the same Table: the cached file ID and the locking
-// are only valid under that rule.
+// are only valid under that rule. The locks of an entry, and the order in
+// which they are taken, are described in docs/internals.md.
 type Table struct {
 	mu      sync.Mutex
 	entries map[inodeKey]*entry
@@ -75,9 +76,9 @@ type entry struct {
 
 	// content serializes size changes against everything else: ReadAt,
 	// Size, SeekData/SeekHole, Verify and writes inside the file share
-	// it, as do writes (extend.go); Truncate, Allocate, Append and writes
-	// that create the header or must pad a block they do not cover hold it
-	// exclusively.
+	// it, as do writes (extend.go); Truncate, Allocate, Append and the
+	// writes that reserve refuses (the file has no header yet, or a
+	// partial block is in the way: extend.go) hold it exclusively.
 	content sync.RWMutex
 	// serial replaces content with SharedStorage, where every operation
 	// holds the inode alone (shared.go): a one-slot semaphore, so that a
@@ -92,9 +93,12 @@ type entry struct {
 	// ext is the size reservation of the writers holding content shared.
 	ext extension
 
-	// idMu guards id and idOK. Writers change them while holding content
-	// exclusively; readers (holding content shared) may fill an empty cache
-	// from disk, which is why a separate mutex is needed.
+	// idMu guards id and idOK. Only holders of content exclusively write
+	// a header and cache its ID; readers and reserved writers (holding
+	// content shared) may fill an empty cache from disk, and anyone may
+	// empty it (Table.acquire without content, Verify with it shared),
+	// since every user rereads the header when it is empty. Hence a mutex
+	// of its own (docs/internals.md, section 6).
 	idMu sync.Mutex
 	id   [contentenc.FileIDLen]byte
 	idOK bool

@@ -1,5 +1,8 @@
 package contentio
 
+// Locking: which locks this file takes, in which order and mode, is
+// described in docs/internals.md (sections 2 to 5).
+
 import (
 	"context"
 	"errors"

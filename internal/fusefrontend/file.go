@@ -1,5 +1,8 @@
 package fusefrontend
 
+// Locking: which locks this file takes, in which order and mode, is
+// described in docs/internals.md (sections 2, 3 and 7).
+
 import (
 	"context"
 	"errors"

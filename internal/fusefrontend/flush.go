@@ -38,6 +38,8 @@ import (
 // filesystem: a network filesystem (NFS, SMB, FUSE) uses the close of a
 // descriptor as its close-to-open flush point and reports write errors
 // there.
+//
+// Flush takes no lock of the write path (docs/internals.md, section 9).
 
 // noFlushFS are the statfs magics of the filesystems whose close of a
 // descriptor (that is not the last) does nothing.

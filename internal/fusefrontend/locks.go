@@ -61,6 +61,9 @@ import (
 // forwarded locks; F_GETLK reports no pid (l_pid 0); a waiter is not
 // queued, so a lock taken and released in quick succession by others can
 // keep it waiting.
+//
+// How these locks sit beside the internal ones of contentio:
+// docs/internals.md (sections 8 and 10.3).
 
 // lockTable holds the lock owners of a mount that forwards locks. All
 // methods are safe for concurrent use.

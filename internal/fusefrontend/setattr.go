@@ -29,6 +29,9 @@ var _ = (fs.NodeSetattrer)((*Node)(nil))
 // for under a conflict or -badname name only when that name is gone (as
 // Unlink does), and set-id bits are cleared after the final stat, which
 // tells whether there are any.
+//
+// Under the writeback cache a change of mtime or size holds the node's
+// mtime keeper exclusively around the change (docs/internals.md, section 7).
 func (n *Node) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) (errno syscall.Errno) {
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Setattr", &errno)

@@ -30,6 +30,9 @@ import (
 // Writes on O_DIRECT handles are not from the page cache: the kernel does
 // not set their mtime, it asks the filesystem afterwards. They keep the
 // mtime their pwrite gave and make the keeper read it afresh next time.
+//
+// mu is taken before any lock of contentio, never after: see
+// docs/internals.md (sections 2 and 7).
 type mtimeKeeper struct {
 	mu    sync.RWMutex
 	ts    unix.Timespec
