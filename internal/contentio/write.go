@@ -282,13 +282,17 @@ func (f *File) writeBlocks(plain []byte, first uint64, id [contentenc.FileIDLen]
 		} else if err := syscallcompat.PwriteFull(f.fd, c[:hl], 0); err != nil {
 			return opError("pwrite header", err)
 		}
-		f.e.setID(id, true)
 	}
 	if err := syscallcompat.PwriteFull(f.fd, out, int64(outOff)); err != nil {
 		if fresh && (errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)) {
 			f.dropFresh(cs, outOff, uint64(len(out)))
 		}
 		return opError("pwrite", err)
+	}
+	if kind == writeNewFile {
+		// Cached once the header is on disk (table.go: the cache may
+		// be emptied at any time, and is then read back from there).
+		f.e.setID(id, true)
 	}
 	f.e.ext.written(outOff + uint64(len(out)))
 	return nil
