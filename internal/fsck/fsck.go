@@ -270,7 +270,10 @@ type checker struct {
 	// noNoatime is set once O_NOATIME was refused (not our file, no
 	// CAP_FOWNER), so that later opens do not try it again.
 	noNoatime bool
-	res       Result
+	// xattrsProbed is set once the first entry's attributes were listed
+	// (see xattrsUnsupported).
+	xattrsProbed bool
+	res          Result
 }
 
 // report records a problem and hands it to the caller.
@@ -535,28 +538,34 @@ func (c *checker) file(dirfd int, plainPath, cipherPath, cName string) {
 	c.xattrs(fd, plainPath, cipherPath)
 }
 
-// xattrsUnsupported reports whether a listxattr error means that the
-// backing filesystem has no (working) extended attributes rather than
-// that this entry is damaged: EOPNOTSUPP (no xattr support), ENOSYS (a
-// FUSE filesystem without the operation) and EIO, which rclone mount
-// answers for every file. An EIO of a failing disk is not hidden by this:
-// the same entry's contents then fail to read and are reported.
-func xattrsUnsupported(err error) bool {
-	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EIO)
+// xattrsUnsupported reports whether a listxattr error of the entry that
+// is checked first (the CIPHERDIR root) means that the backing filesystem
+// has no (working) extended attributes rather than that the entry is
+// damaged: EOPNOTSUPP (no xattr support), ENOSYS (a FUSE filesystem
+// without the operation) and EIO, which rclone mount answers for every
+// file. Later, only the first two mean that: an EIO of one entry on
+// storage whose root listed its attributes is a damaged entry (a bad xattr
+// block on a disk, whose data may well read fine), not a property of the
+// storage.
+func xattrsUnsupported(err error, first bool) bool {
+	return errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) || (first && errors.Is(err, syscall.EIO))
 }
 
 // xattrs checks the extended attributes of the file or directory open at
 // fd. Backing attributes that the mount does not show (no encrypted
 // prefix) and the unencrypted ACL attributes are not checked.
 func (c *checker) xattrs(fd int, plainPath, cipherPath string) {
+	first := !c.xattrsProbed
+	c.xattrsProbed = true
 	names, err := syscallcompat.FlistxattrAll(fd)
 	if err != nil {
-		if xattrsUnsupported(err) {
+		if c.res.NoXattrs {
+			return // the storage has none: said once
+		}
+		if xattrsUnsupported(err, first) {
 			// A property of the storage, not damage of this entry:
 			// said once per check.
-			if !c.res.NoXattrs {
-				c.report(Problem{Kind: XattrUnsupported, Path: plainPath, CipherPath: cipherPath, Err: err})
-			}
+			c.report(Problem{Kind: XattrUnsupported, Path: plainPath, CipherPath: cipherPath, Err: err})
 			return
 		}
 		c.problem(XattrListError, plainPath, cipherPath, err)
