@@ -90,7 +90,10 @@ func readDirIVBytes(dfd int) ([]byte, error) {
 // note saying where the IV came from.
 func (r *repairer) prefixIV(dfd int, entries []string) ([]byte, string) {
 	raw, err := readDirIVBytes(dfd)
-	if err != nil || len(raw) <= nametransform.DirIVLen || allZero(raw[:nametransform.DirIVLen]) {
+	// A file that fills the read buffer may be any size: not an IV with
+	// a few bytes appended, and restoring it would copy all of it to
+	// the quarantine.
+	if err != nil || len(raw) <= nametransform.DirIVLen || len(raw) >= maxDirIVFile || allZero(raw[:nametransform.DirIVLen]) {
 		return nil, ""
 	}
 	iv := raw[:nametransform.DirIVLen]
