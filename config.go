@@ -42,6 +42,12 @@ func loadConfig(path string) (*configfile.ConfFile, *configfile.Raw, error) {
 	return nil, nil, exitcodes.Errorf(exitcodes.Other, "Cannot open config file: %v", err)
 }
 
+// errKeyFileUnlocksNothing is the message of a key file that opens no
+// slot, worded like the wrong password's, which a user sees beside it.
+//
+//lint:ignore ST1005 a sentence for the user, like configfile.ErrWrongPassword
+var errKeyFileUnlocksNothing = errors.New("The key file does not unlock any slot.")
+
 // unlockError maps a failure to unlock with a secret of kind to exit 12
 // ("Password incorrect.", or for a key file that it opens no slot: the
 // user gave a file, not a password) or, for weak scrypt parameters or KDF
@@ -49,7 +55,7 @@ func loadConfig(path string) (*configfile.ConfFile, *configfile.Raw, error) {
 func unlockError(kind configfile.SlotKind, err error) error {
 	switch {
 	case errors.Is(err, configfile.ErrWrongPassword) && kind == configfile.SlotKeyFile:
-		return exitcodes.New(exitcodes.PasswordIncorrect, errors.New("The key file does not unlock any slot."))
+		return exitcodes.New(exitcodes.PasswordIncorrect, errKeyFileUnlocksNothing)
 	case errors.Is(err, configfile.ErrWrongPassword):
 		return exitcodes.New(exitcodes.PasswordIncorrect, configfile.ErrWrongPassword)
 	case errors.Is(err, configfile.ErrScryptParams), errors.Is(err, configfile.ErrKDFBudget):
