@@ -224,6 +224,19 @@ func (r *repairer) findUnfinished() (string, *journal, error) {
 	var ts string
 	var found *journal
 	for _, e := range ents {
+		if strings.HasSuffix(e.Name, journalSuffix+".tmp") {
+			// The scratch file of a journal that a killed run never
+			// renamed into place. Never needed: the journal it was
+			// to replace is still in place and is resumed from, and
+			// a run killed while writing its first journal had
+			// changed nothing (changes wait for the journal). Only
+			// one run works on a CIPHERDIR at a time, and unlinking
+			// does not follow a planted symlink.
+			if err := syscallcompat.Unlinkat(qfd, e.Name, 0); err != nil {
+				r.log.Debug("repair: removing a journal's scratch file", "name", e.Name, "err", err)
+			}
+			continue
+		}
 		t, ok := strings.CutSuffix(e.Name, journalSuffix)
 		if !ok {
 			continue

@@ -3,6 +3,7 @@ package repair_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -517,5 +518,30 @@ func TestRootDirIVMissing(t *testing.T) {
 	view := coretest.PlainTree(t, tr.core, tr.dir)
 	if len(view) != 6 { // lost+found, <ts>, status.txt, the long name file, rel, abs
 		t.Errorf("view: %v", view)
+	}
+}
+
+// TestStaleJournalScratch: a run killed while it wrote its first journal
+// leaves the journal's scratch file and nothing else (no change is made
+// before the journal is in place). The next run removes it, so that a run
+// after a crash ends with the same tree as an uninterrupted one
+// (tests/tools TestRepairCrash caught it at a random kill).
+func TestStaleJournalScratch(t *testing.T) {
+	tr := newTree(t, "v1.3")
+	c := tr.write("big.bin", pattern(3*4096))
+	before := tr.snapshot()
+	testutil.FlipByte(t, tr.abs(c), contentenc.HeaderLen+100, 0x55)
+	before[c], _ = os.ReadFile(tr.abs(c))
+	q := tr.abs(nametransform.QuarantineDirName)
+	if err := os.Mkdir(q, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(q, "20260101T000000Z.journal.tmp")
+	if err := os.WriteFile(stale, []byte("half a journal"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr.repair(before)
+	if _, err := os.Lstat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stale journal scratch file still there: %v", err)
 	}
 }
