@@ -38,6 +38,8 @@
 // writes the reply; it reads WRITE data straight from the payload buffer
 // and lets READ decrypt straight into it, so file data is copied only by
 // the kernel, once each way.
+//go:build linux
+
 package fuseuring
 
 import (

@@ -278,7 +278,7 @@ func Build(p Params) *fs.Options {
 		// The forward frontend clears set-id bits on unprivileged
 		// writes and truncates itself, so the kernel need not ask for
 		// security.capability before every write(2).
-		caps |= fuse.CAP_HANDLE_KILLPRIV_V2
+		caps |= capHandleKillprivV2
 	}
 	o := &fs.Options{
 		MountOptions: fuse.MountOptions{
