@@ -6,7 +6,7 @@
 #    the two binaries and go test -c of every package that is meant to
 #    build there (all but the Linux-only ones listed below). Nothing is run:
 #    there is no macOS or FreeBSD machine here.
-#  - linux/arm64 (CGO_ENABLED=0): the unit tests of the crypto, content,
+#  - linux/arm64 (CGO_ENABLED=0): go vet of every package; the unit tests of the crypto, content,
 #    name and config packages and the reference vectors, run under qemu
 #    user emulation (Debian's qemu-user), so that Go's arm64 assembly of
 #    AES-GCM (AES and PMULL instructions) and ChaCha20 (NEON) is checked
@@ -74,6 +74,8 @@ runArm64() {
 	(cd "$dir" && qemu-aarch64 "$tmp/arm64/$(basename "$dir").test" -test.count=1 -test.short "$@" >"$tmp/out" 2>&1) ||
 		{ cat "$tmp/out"; return 1; }
 }
+echo "-- linux/arm64: go vet of every package"
+GOARCH=arm64 CGO_ENABLED=0 go vet ./...
 for entry in "${arm64[@]}"; do
 	read -r dir flags <<<"$entry"
 	echo "-- linux/arm64 under qemu: $dir"
