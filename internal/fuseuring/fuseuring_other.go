@@ -14,6 +14,10 @@ import (
 // Poison fail, so that the callers build unchanged and fall back to (or
 // refuse, for -uring=true) the /dev/fuse transport.
 
+// outHeaderSize is sizeof(struct fuse_out_header), for ErrorReply (on
+// Linux in the kernel ABI block of fuseuring.go).
+const outHeaderSize = 16
+
 // ParamPath is the Linux module parameter that enables FUSE over io_uring.
 const ParamPath = "/sys/module/fuse/parameters/enable_uring"
 

@@ -1,3 +1,5 @@
+//go:build linux
+
 package testutil
 
 import (
@@ -7,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // RequireFuse skips the test when /dev/fuse is absent, and only then.
@@ -31,7 +35,7 @@ func Unmount(t testing.TB, mnt string, unmount func() error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Errorf("unmount %s: %v; detaching it lazily", mnt, err)
-	if err := lazyUnmount(mnt); err != nil {
+	if err := unix.Unmount(mnt, unix.MNT_DETACH); err != nil {
 		t.Logf("lazy unmount %s: %v", mnt, err)
 	}
 }
@@ -83,11 +87,11 @@ var mountsUnescaper = strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n
 // is not permitted (not root).
 func MountTmpfs(t testing.TB, dir, options string) {
 	t.Helper()
-	if err := mountTmpfs(dir, options); err != nil {
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, options); err != nil {
 		t.Skipf("cannot mount a tmpfs on %s (%v); needs root", dir, err)
 	}
 	t.Cleanup(func() {
-		if err := lazyUnmount(dir); err != nil {
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
 			t.Errorf("unmount tmpfs %s: %v", dir, err)
 		}
 	})
