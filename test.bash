@@ -20,6 +20,8 @@ cd "$(dirname "$0")"
 export PATH="$PATH:/usr/local/go/bin"
 
 ./install-deps.bash --test
+# qemu-aarch64 for the linux/arm64 unit tests of test-platforms.bash.
+command -v qemu-aarch64 >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q qemu-user; }
 
 # Restored on exit, in reverse order of setting up.
 cleanups=()
@@ -113,6 +115,9 @@ go test -count=1 -timeout 8m -tags without_openssl ./...
 echo "== CGO_ENABLED=0 build"
 CGO_ENABLED=0 go build -o /dev/null .
 CGO_ENABLED=0 go vet ./... >/dev/null
+
+echo "== other platforms: darwin and freebsd (vet and compile only), linux/arm64 (unit tests under qemu)"
+./test-platforms.bash
 
 echo "== Debian package"
 # Builds the .deb (release.bash --deb-only), installs, uses, removes it.

@@ -44,16 +44,15 @@ const (
 // /sys on each call; errors only make it ignore that limit.
 func DefaultKDFMemoryBudget() uint64 {
 	limit := uint64(math.MaxUint64)
-	var si unix.Sysinfo_t
-	if unix.Sysinfo(&si) == nil && si.Totalram > 0 {
-		limit = min(limit, si.Totalram*uint64(max(si.Unit, 1)))
+	if ram := physicalMemory(); ram > 0 {
+		limit = min(limit, ram)
 	}
 	if cg := cgroupMemoryLimit(); cg > 0 {
 		limit = min(limit, cg)
 	}
 	var rl unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_AS, &rl) == nil && rl.Cur != unix.RLIM_INFINITY {
-		limit = min(limit, rl.Cur)
+		limit = min(limit, uint64(rl.Cur))
 	}
 	return min(limit/4*3, KDFMemoryCeiling)
 }

@@ -52,7 +52,7 @@ func (cf *ConfFile) WriteFile() (err error) {
 	tmpBase := base + TmpSuffix
 	tmpPath := cf.path + TmpSuffix
 
-	dirfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	dirfd, err := unix.Open(dir, dirOpenFlags|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: dir, Err: err}
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package contentio
 
 import (
@@ -9,7 +11,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 
@@ -18,14 +19,6 @@ import (
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/testutil"
 )
-
-// envInt reads a positive integer tuning knob from the environment.
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
 
 // diffMaxSize bounds the plaintext size the random operations aim for, to
 // keep the per-step full comparison cheap.

@@ -148,7 +148,7 @@ func (f *File) sizes() (cs, ps uint64, err error) {
 func (f *File) Fsync(datasync bool) error {
 	var err error
 	if datasync {
-		err = syscallcompat.Retry(func() error { return unix.Fdatasync(f.fd) })
+		err = syscallcompat.Retry(func() error { return fdatasync(f.fd) })
 	} else {
 		err = syscallcompat.Retry(func() error { return unix.Fsync(f.fd) })
 	}

@@ -121,7 +121,7 @@ func (f *File) ofdLock(ctx context.Context, deadline time.Time, typ int16, span 
 	}
 	flk := unix.Flock_t{Type: typ, Whence: unix.SEEK_SET, Start: int64(LockBase + span.start), Len: int64(span.len)}
 	err := syscallcompat.WaitLock(ctx, deadline, nil, func() error {
-		return syscallcompat.Retry(func() error { return unix.FcntlFlock(uintptr(f.fd), unix.F_OFD_SETLK, &flk) })
+		return syscallcompat.Retry(func() error { return ofdSetlk(f.fd, &flk) })
 	})
 	switch err {
 	case nil:
@@ -148,7 +148,7 @@ func (f *File) ofdUnlock(span lockSpan) {
 		return
 	}
 	flk := unix.Flock_t{Type: unix.F_UNLCK, Whence: unix.SEEK_SET, Start: int64(LockBase + span.start), Len: int64(span.len)}
-	syscallcompat.Retry(func() error { return unix.FcntlFlock(uintptr(f.fd), unix.F_OFD_SETLK, &flk) })
+	syscallcompat.Retry(func() error { return ofdSetlk(f.fd, &flk) })
 }
 
 // held records the locks an operation took, for release. It is a value

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/syscallcompat"
 )
@@ -134,7 +132,7 @@ func (f *File) grow(cs, ps, n uint64) error {
 // range would take. Allocated but unwritten blocks read as
 // zeros, which the format treats as holes, so the contents do not change.
 func (f *File) Allocate(ctx context.Context, off, length uint64, mode uint32) error {
-	if mode&^unix.FALLOC_FL_KEEP_SIZE != 0 {
+	if mode&^syscallcompat.FallocKeepSize != 0 {
 		return fmt.Errorf("contentio: fallocate mode %#x: %w", mode, syscall.EOPNOTSUPP)
 	}
 	if length == 0 {
@@ -160,7 +158,7 @@ func (f *File) Allocate(ctx context.Context, off, length uint64, mode uint32) er
 		}
 	}
 	cOff, cLen := f.ce.CipherExtent(off, length)
-	if err := syscallcompat.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(cOff), int64(cLen)); err != nil {
+	if err := syscallcompat.Fallocate(f.fd, syscallcompat.FallocKeepSize, int64(cOff), int64(cLen)); err != nil {
 		return opError("fallocate", err)
 	}
 	return nil

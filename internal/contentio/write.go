@@ -8,8 +8,6 @@ import (
 	"errors"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/syscallcompat"
 )
@@ -342,7 +340,7 @@ const (
 // cutting while another one extends the file would lose that one's data.
 // Failures are logged: the write fails anyway.
 func (f *File) dropFresh(cs, off, n uint64) {
-	err := syscallcompat.Fallocate(f.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(off), int64(n))
+	err := syscallcompat.Fallocate(f.fd, syscallcompat.FallocPunchHole|syscallcompat.FallocKeepSize, int64(off), int64(n))
 	if err != nil {
 		f.log.Warn("could not punch out a failed append", "ino", f.ino, "err", err)
 	}
@@ -377,7 +375,7 @@ func (f *File) prealloc(off, length uint64) error {
 	if f.opts.NoPrealloc || f.e.preallocUnsupported.Load() || length == 0 {
 		return nil
 	}
-	err := syscallcompat.Fallocate(f.fd, unix.FALLOC_FL_KEEP_SIZE, int64(off), int64(length))
+	err := syscallcompat.Fallocate(f.fd, syscallcompat.FallocKeepSize, int64(off), int64(length))
 	switch err {
 	case nil:
 		return nil

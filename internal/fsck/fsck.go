@@ -491,7 +491,7 @@ func (c *checker) entry(dirfd int, plainPath, cipherPath, cName string) {
 func (c *checker) openRead(dirfd int, name string) (int, error) {
 	const flags = unix.O_RDONLY | unix.O_NONBLOCK
 	if !c.noNoatime {
-		fd, err := syscallcompat.Openat(dirfd, name, flags|unix.O_NOATIME, 0)
+		fd, err := syscallcompat.Openat(dirfd, name, flags|syscallcompat.NoatimeFlag, 0)
 		if err != syscall.EPERM {
 			return fd, err
 		}

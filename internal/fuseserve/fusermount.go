@@ -73,7 +73,7 @@ func fusermountMount(dir string, o *fuse.MountOptions) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|sockCloexec, 0)
 	if err != nil {
 		return -1, fmt.Errorf("socketpair: %w", err)
 	}

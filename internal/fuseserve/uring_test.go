@@ -1,3 +1,5 @@
+//go:build linux
+
 package fuseserve
 
 // Tests of the io_uring transport. Most tests of the frontends and of the

@@ -1,3 +1,5 @@
+//go:build linux
+
 package fuseuring
 
 // A minimal io_uring: one submission at a time, 128-byte SQEs, waited for

@@ -52,7 +52,7 @@ func TestAttrFromStat(t *testing.T) {
 	}
 	var a fuse.Attr
 	AttrFromStat(&st, &a)
-	if a.Ino != st.Ino || a.Mode != st.Mode || a.Mtime != uint64(st.Mtim.Sec) || a.Nlink != uint32(st.Nlink) {
+	if a.Ino != st.Ino || a.Mode != uint32(st.Mode) || a.Mtime != uint64(st.Mtim.Sec) || a.Nlink != uint32(st.Nlink) {
 		t.Errorf("attr %+v does not match stat %+v", a, st)
 	}
 	ApplyOwner(&a, &fuse.Owner{Uid: 12, Gid: 34})

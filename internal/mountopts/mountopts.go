@@ -10,7 +10,6 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -196,10 +195,10 @@ type attrOption struct {
 // "nolazytime" are the defaults of a new mount; they matter only to undo an
 // earlier option of the same list.
 var attrOptions = map[string]attrOption{
-	"nodiratime":  {set: unix.MOUNT_ATTR_NODIRATIME},
-	"diratime":    {clear: unix.MOUNT_ATTR_NODIRATIME},
-	"nosymfollow": {set: unix.MOUNT_ATTR_NOSYMFOLLOW},
-	"symfollow":   {clear: unix.MOUNT_ATTR_NOSYMFOLLOW},
+	"nodiratime":  {set: mountAttrNodiratime},
+	"diratime":    {clear: mountAttrNodiratime},
+	"nosymfollow": {set: mountAttrNosymfollow},
+	"symfollow":   {clear: mountAttrNosymfollow},
 	"lazytime":    {lazytime: 1},
 	"nolazytime":  {lazytime: -1},
 }
@@ -224,17 +223,17 @@ func Attrs(p Params) MountAttrs {
 		}
 	}
 	// The defaults of a new mount need no call.
-	a.Clear &^= unix.MOUNT_ATTR_NODIRATIME | unix.MOUNT_ATTR_NOSYMFOLLOW
+	a.Clear &^= mountAttrNodiratime | mountAttrNosymfollow
 	if a.Lazytime < 0 {
 		a.Lazytime = 0
 	}
 	if atimeMode(p.KernelOptions) == "strictatime" {
-		a.Set |= unix.MOUNT_ATTR_STRICTATIME
-		a.Clear |= unix.MOUNT_ATTR__ATIME
+		a.Set |= mountAttrStrictatime
+		a.Clear |= mountAttrAtime
 	}
 	// nosymfollow and lazytime change what the kernel does on the
 	// mount: not setting them must fail the mount.
-	a.Optional = a.Set&unix.MOUNT_ATTR_NOSYMFOLLOW == 0 && a.Lazytime == 0
+	a.Optional = a.Set&mountAttrNosymfollow == 0 && a.Lazytime == 0
 	return a
 }
 
@@ -278,7 +277,7 @@ func Build(p Params) *fs.Options {
 		// The forward frontend clears set-id bits on unprivileged
 		// writes and truncates itself, so the kernel need not ask for
 		// security.capability before every write(2).
-		caps |= fuse.CAP_HANDLE_KILLPRIV_V2
+		caps |= capHandleKillprivV2
 	}
 	o := &fs.Options{
 		MountOptions: fuse.MountOptions{

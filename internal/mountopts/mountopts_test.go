@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"golang.org/x/sys/unix"
 )
 
 // TestBuild: the options every mount (binary and FUSE tests) gets. Splice
@@ -101,7 +100,7 @@ func TestWriteback(t *testing.T) {
 			t.Errorf("%+v: CAP_WRITEBACK_CACHE %v, want %v", c.p, got, c.want)
 		}
 		// The frontend handles set-id bits itself wherever it writes.
-		if got, want := caps&fuse.CAP_HANDLE_KILLPRIV_V2 != 0, !c.p.ReadOnly; got != want {
+		if got, want := caps&capHandleKillprivV2 != 0, !c.p.ReadOnly && capHandleKillprivV2 != 0; got != want {
 			t.Errorf("%+v: CAP_HANDLE_KILLPRIV_V2 %v, want %v", c.p, got, want)
 		}
 	}
@@ -129,41 +128,5 @@ func TestForwardFileHandlesAndAtime(t *testing.T) {
 	rev := Build(Params{CipherDir: "/c", Reverse: true})
 	if rev.ExternalNodeID || rev.ExtraCapabilities&fuse.CAP_EXPORT_SUPPORT != 0 {
 		t.Error("reverse mounts get the forward file-handle options")
-	}
-}
-
-// TestAttrs: the generic mount options that fusermount3 refuses are not
-// handed to it but set after mounting (Attrs), the last of each pair
-// winning; of the atime modes only the last counts, and only noatime goes
-// to fusermount3. Failing to set nosymfollow or lazytime fails the mount;
-// the rest only shows in the mount table.
-func TestAttrs(t *testing.T) {
-	const atimeMask = unix.MOUNT_ATTR__ATIME
-	for _, c := range []struct {
-		ko         string
-		fusermount string // the -ko part of the fusermount3 options
-		want       MountAttrs
-	}{
-		{"", "", MountAttrs{Optional: true}},
-		{"noexec,nodiratime", "noexec", MountAttrs{Set: unix.MOUNT_ATTR_NODIRATIME, Optional: true}},
-		{"nodiratime,diratime", "", MountAttrs{Optional: true}},
-		{"nosymfollow", "", MountAttrs{Set: unix.MOUNT_ATTR_NOSYMFOLLOW}},
-		{"nosymfollow,symfollow", "", MountAttrs{Optional: true}},
-		{"lazytime", "", MountAttrs{Lazytime: 1}},
-		{"lazytime,nolazytime", "", MountAttrs{Optional: true}},
-		{"noatime", "noatime", MountAttrs{Optional: true}},
-		{"noatime,relatime", "", MountAttrs{Optional: true}},
-		{"noatime,strictatime", "", MountAttrs{Set: unix.MOUNT_ATTR_STRICTATIME, Clear: atimeMask, Optional: true}},
-		{"strictatime,atime", "", MountAttrs{Optional: true}},
-		{"strictatime,nodiratime,sync", "sync", MountAttrs{Set: unix.MOUNT_ATTR_STRICTATIME | unix.MOUNT_ATTR_NODIRATIME, Clear: atimeMask, Optional: true}},
-	} {
-		p := Params{CipherDir: "/c", KernelOptions: c.ko}
-		if got := Attrs(p); got != c.want {
-			t.Errorf("-ko %q: Attrs %+v, want %+v", c.ko, got, c.want)
-		}
-		got := strings.TrimPrefix(strings.Join(KernelOptions(p), ","), "nosuid,nodev")
-		if got = strings.TrimPrefix(got, ","); got != c.fusermount {
-			t.Errorf("-ko %q: fusermount3 gets %q, want %q", c.ko, got, c.fusermount)
-		}
 	}
 }

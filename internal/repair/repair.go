@@ -417,7 +417,7 @@ func (r *repairer) moveOut(cipherDir, plainDir, name string) error {
 		ev.SalvagedTo = r.lfShown(plainRel)
 		ev.Holds, ev.HoldsMore = r.holds(cipherRel)
 	default:
-		ev.Error = specialNote(st.Mode)
+		ev.Error = specialNote(uint32(st.Mode))
 	}
 	q, err := r.quarantineEntry(cipherRel)
 	if err != nil {
@@ -536,7 +536,7 @@ func (r *repairer) salvageFile(cipherRel, plainRel string) (string, []Range, err
 	}
 	// The data last: placing it can end the finding (a damaged copy in
 	// lost+found repaired in place), so the ranges must exist by then.
-	if err := r.placeFile(dst, st.Mode&0o7777, func(w int) error {
+	if err := r.placeFile(dst, uint32(st.Mode)&0o7777, func(w int) error {
 		return writeSalvaged(r.ce, d, f, w)
 	}); err != nil {
 		return "", nil, err
@@ -646,7 +646,7 @@ func (r *repairer) fixXattr(p fsck.Problem) error {
 		stored = enc
 	}
 	val, err := syscallcompat.FgetxattrAll(fd, stored)
-	if errors.Is(err, syscall.ENODATA) {
+	if errors.Is(err, syscallcompat.NoAttr) {
 		return nil
 	}
 	if err != nil {

@@ -234,7 +234,7 @@ func (r *repairer) placeNewFile(rel string, mode uint32, data []byte) error {
 // filesystem), never replacing an existing entry, and makes both
 // directories durable.
 func (r *repairer) moveNew(srcDfd int, srcName string, dstDfd int, dstName string) error {
-	if err := syscallcompat.Renameat2(srcDfd, srcName, dstDfd, dstName, unix.RENAME_NOREPLACE); err != nil {
+	if err := syscallcompat.Renameat2(srcDfd, srcName, dstDfd, dstName, syscallcompat.RenameNoReplace); err != nil {
 		return fmt.Errorf("rename to %s: %w", dstName, err)
 	}
 	r.step()
@@ -391,10 +391,7 @@ func checkSpace(fd int, need int64) error {
 	if err := syscallcompat.Fstatfs(fd, &sf); err != nil {
 		return err
 	}
-	avail := int64(sf.Bavail) * sf.Frsize
-	if sf.Frsize == 0 {
-		avail = int64(sf.Bavail) * sf.Bsize
-	}
+	avail := availableBytes(&sf)
 	if need+spaceMargin > avail {
 		return fmt.Errorf("not enough free space for a copy of %d bytes (%d available): %w", need, avail, syscall.ENOSPC)
 	}
@@ -598,7 +595,7 @@ func (r *repairer) copyTree(sfd int, sname, srcRel string, dfd int, dname, key s
 	if err := syscallcompat.Fstatat(sfd, sname, &st); err != nil {
 		return err
 	}
-	perm := st.Mode & 0o7777
+	perm := uint32(st.Mode) & 0o7777
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		if err := syscallcompat.Mkdirat(dfd, dname, 0o700); err == nil {
@@ -664,7 +661,7 @@ func (r *repairer) copyTree(sfd int, sname, srcRel string, dfd int, dname, key s
 		return fsyncFd(dfd)
 	default:
 		r.emit(Event{Type: "action", Action: "not-copied", CipherPath: srcRel,
-			Error: specialNote(st.Mode)})
+			Error: specialNote(uint32(st.Mode))})
 		return nil
 	}
 }

@@ -95,11 +95,6 @@ func Ftruncate(fd int, size int64) error {
 	return Retry(func() error { return unix.Ftruncate(fd, size) })
 }
 
-// Fallocate allocates [off, off+length) of the file behind fd.
-func Fallocate(fd int, mode uint32, off, length int64) error {
-	return Retry(func() error { return unix.Fallocate(fd, mode, off, length) })
-}
-
 // Lseek is lseek(2).
 func Lseek(fd int, off int64, whence int) (int64, error) {
 	var res int64
@@ -135,13 +130,6 @@ func Openat(dirfd int, name string, flags int, mode uint32) (int, error) {
 // following a symlink. "." reopens dirfd itself.
 func OpenDirAt(dirfd int, name string) (int, error) {
 	return Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-}
-
-// OpenPathAt opens name relative to dirfd with O_PATH|O_NOFOLLOW: a handle
-// on the entry itself (also on a symlink, fifo or device) that permits no
-// I/O but can be used with the *Fd helpers below through /proc/self/fd.
-func OpenPathAt(dirfd int, name string) (int, error) {
-	return Openat(dirfd, name, unix.O_PATH, 0)
 }
 
 // OpenFileAt opens the regular file name in dirfd with flags (O_NOFOLLOW
@@ -275,11 +263,6 @@ func Mkdirat(dirfd int, name string, mode uint32) error {
 	return Retry(func() error { return unix.Mkdirat(dirfd, name, mode) })
 }
 
-// Mknodat creates a device node, fifo, socket or regular file name in dirfd.
-func Mknodat(dirfd int, name string, mode uint32, dev uint64) error {
-	return Retry(func() error { return unix.Mknodat(dirfd, name, mode, int(dev)) })
-}
-
 // Symlinkat creates the symlink name in dirfd pointing to target.
 func Symlinkat(target string, dirfd int, name string) error {
 	return Retry(func() error { return unix.Symlinkat(target, dirfd, name) })
@@ -294,12 +277,6 @@ func Linkat(oldDirfd int, oldName string, newDirfd int, newName string) error {
 // Unlinkat removes name from dirfd; flags may be unix.AT_REMOVEDIR.
 func Unlinkat(dirfd int, name string, flags int) error {
 	return Retry(func() error { return unix.Unlinkat(dirfd, name, flags) })
-}
-
-// Renameat2 renames with renameat2(2) flags (unix.RENAME_NOREPLACE,
-// unix.RENAME_EXCHANGE, or 0). Neither name is followed if it is a symlink.
-func Renameat2(oldDirfd int, oldName string, newDirfd int, newName string, flags uint) error {
-	return Retry(func() error { return unix.Renameat2(oldDirfd, oldName, newDirfd, newName, flags) })
 }
 
 // Readlinkat returns the target of the symlink name in dirfd, whatever its
@@ -367,13 +344,6 @@ func UtimesNanoAt(dirfd int, name string, ts [2]unix.Timespec) error {
 	return Retry(func() error { return unix.UtimesNanoAt(dirfd, name, ts[:], unix.AT_SYMLINK_NOFOLLOW) })
 }
 
-// FutimesNano sets atime and mtime of an open fd (also an O_PATH one).
-func FutimesNano(fd int, ts [2]unix.Timespec) error {
-	// utimensat(fd, NULL, ...) is what futimens(3) does; x/sys does not
-	// accept an empty path, so use AT_EMPTY_PATH, which also covers O_PATH.
-	return Retry(func() error { return unix.UtimesNanoAt(fd, "", ts[:], unix.AT_EMPTY_PATH) })
-}
-
 // ProcFdPath returns /proc/self/fd/<fd>, a path that names exactly the
 // inode behind fd. It lets path-only calls (xattrs on O_PATH fds, chmod)
 // act on an inode that was opened without following symlinks.
@@ -393,14 +363,6 @@ func ChmodPathFd(fd int, mode uint32) error {
 // permission check is that of an open of the inode by its mode.
 func ReopenPathFd(fd int, flags int) (int, error) {
 	return RetryInt(func() (int, error) { return unix.Open(ProcFdPath(fd), flags|unix.O_CLOEXEC, 0) })
-}
-
-// Fgetxattr reads attribute attr of the inode behind fd (any fd, also
-// O_PATH) into dest and returns the value length. An empty dest asks for the
-// size only.
-func Fgetxattr(fd int, attr string, dest []byte) (int, error) {
-	p := ProcFdPath(fd)
-	return RetryInt(func() (int, error) { return unix.Getxattr(p, attr, dest) })
 }
 
 // FgetxattrAll returns the whole value of attr, growing the buffer as needed.
@@ -423,46 +385,6 @@ func FgetxattrAll(fd int, attr string) ([]byte, error) {
 	return nil, syscall.ERANGE
 }
 
-// Fsetxattr sets attribute attr of the inode behind fd (any fd).
-func Fsetxattr(fd int, attr string, value []byte, flags int) error {
-	p := ProcFdPath(fd)
-	return Retry(func() error { return unix.Setxattr(p, attr, value, flags) })
-}
-
-// Fremovexattr removes attribute attr of the inode behind fd (any fd).
-func Fremovexattr(fd int, attr string) error {
-	p := ProcFdPath(fd)
-	return Retry(func() error { return unix.Removexattr(p, attr) })
-}
-
-// FlistxattrAll returns the attribute names of the inode behind fd.
-func FlistxattrAll(fd int) ([]string, error) {
-	p := ProcFdPath(fd)
-	buf := make([]byte, 1024)
-	for range 10 {
-		n, err := RetryInt(func() (int, error) { return unix.Listxattr(p, buf) })
-		if err == syscall.ERANGE {
-			size, err := RetryInt(func() (int, error) { return unix.Listxattr(p, nil) })
-			if err != nil {
-				return nil, err
-			}
-			buf = make([]byte, max(size, 2*len(buf)))
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var names []string
-		for name := range strings.SplitSeq(string(buf[:n]), "\x00") {
-			if name != "" {
-				names = append(names, name)
-			}
-		}
-		return names, nil
-	}
-	return nil, syscall.ERANGE
-}
-
 // DirEntry is one entry returned by Getdents.
 type DirEntry struct {
 	// Name is the entry name (never "." or "..").
@@ -472,26 +394,6 @@ type DirEntry struct {
 	// Type is the file type as S_IFMT bits (0 when the filesystem does not
 	// report it; call Fstatat then).
 	Type uint32
-}
-
-// Getdents lists the directory open at fd from its current offset to the
-// end, skipping "." and "..". The fd must have been opened for reading.
-func Getdents(fd int) ([]DirEntry, error) {
-	var out []DirEntry
-	buf := make([]byte, 32*1024)
-	for {
-		n, err := RetryInt(func() (int, error) { return unix.Getdents(fd, buf) })
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return out, nil
-		}
-		out, err = parseDirents(buf[:n], out)
-		if err != nil {
-			return nil, err
-		}
-	}
 }
 
 // ErrBadDirent reports a malformed linux_dirent64 record from the kernel.

@@ -1,7 +1,6 @@
 package syscallcompat
 
 import (
-	"runtime"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -66,21 +65,4 @@ type xattrArgs struct {
 	value uint64
 	size  uint32
 	flags uint32
-}
-
-// getxattrat calls getxattrat(2) with AT_SYMLINK_NOFOLLOW. value is the
-// address of the destination buffer, which the kernel writes through a
-// field of xattrArgs; go:uintptrescapes keeps that buffer on the heap and
-// alive for the call, where the garbage collector cannot see it.
-//
-//go:uintptrescapes
-//go:noinline
-func getxattrat(dirfd uintptr, name, attr *byte, value uintptr, size int) (int, syscall.Errno) {
-	args := &xattrArgs{value: uint64(value), size: uint32(size)}
-	r, _, e := unix.Syscall6(unix.SYS_GETXATTRAT, dirfd, uintptr(unsafe.Pointer(name)), unix.AT_SYMLINK_NOFOLLOW,
-		uintptr(unsafe.Pointer(attr)), uintptr(unsafe.Pointer(args)), unsafe.Sizeof(*args))
-	runtime.KeepAlive(name)
-	runtime.KeepAlive(attr)
-	runtime.KeepAlive(args)
-	return int(r), e
 }
