@@ -411,8 +411,8 @@ func TestInterruptWaitingRead(t *testing.T) {
 			if err := testutil.WaitExit(cmd, testutil.RunTimeout); err == nil || !strings.Contains(err.Error(), "killed") {
 				t.Errorf("killed reader: %v, want killed", err)
 			}
-			if n := root.interrupted.Load(); n != 1 {
-				t.Errorf("%d reads ended by interrupt, want 1", n)
+			if n := root.interrupted.Load(); n < 1 {
+				t.Errorf("%d reads ended by interrupt, want the killed one", n)
 			}
 			checkRing(t, srv, want, 1)
 		})
@@ -427,15 +427,23 @@ func TestInterruptWaitingRead(t *testing.T) {
 			defer f.Close()
 			tid := make(chan int)
 			res := make(chan error, 1)
+			var sent atomic.Bool
 			go func() {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
 				tid <- unix.Gettid()
-				_, err := unix.Pread(int(f.Fd()), make([]byte, 16), 0)
-				res <- err
+				for {
+					_, err := unix.Pread(int(f.Fd()), make([]byte, 16), 0)
+					if err == unix.EINTR && !sent.Load() {
+						continue // an interrupt before ours (see readRetry)
+					}
+					res <- err
+					return
+				}
 			}()
 			id := <-tid
 			waitFor(t, "the read waits in the daemon", func() bool { return root.waiting.Load() == 1 })
+			sent.Store(true)
 			if err := unix.Tgkill(os.Getpid(), id, unix.SIGURG); err != nil {
 				t.Fatal(err)
 			}
@@ -479,11 +487,29 @@ func startRead(t *testing.T, p string) <-chan error {
 	}
 	res := make(chan error, 1)
 	go func() {
-		_, err := unix.Pread(int(f.Fd()), make([]byte, 16), 0)
+		err := readRetry(int(f.Fd()))
 		f.Close()
 		res <- err
 	}()
 	return res
+}
+
+// readRetry reads from fd, again after EINTR. The Go runtime signals its
+// threads (SIGURG preempts a goroutine, for a garbage collection among
+// others), and a signal that reaches a thread while it waits in a FUSE
+// read interrupts the request: the daemon sees an INTERRUPT, the waiting
+// Read of "block" ends, and the read fails with EINTR. Under load that
+// happened about once in 25 runs of the package (the test then waited for
+// a read that was no longer there). A program reads again, and so do the
+// tests that wait for a read; those that count interrupts count at least
+// the ones they cause.
+func readRetry(fd int) error {
+	for {
+		_, err := unix.Pread(fd, make([]byte, 16), 0)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // waitServed waits for srv.Wait; if it has not returned after
@@ -527,8 +553,8 @@ func TestUnmountInFlight(t *testing.T) {
 				t.Errorf("read on the aborted connection: %v, want ECONNABORTED", err)
 			}
 			waitServed(t, srv, root, "abort")
-			if n := root.interrupted.Load(); n != 1 {
-				t.Errorf("%d waiting reads cancelled, want 1", n)
+			if n := root.interrupted.Load(); n < 1 {
+				t.Errorf("%d waiting reads cancelled, want the waiting one", n)
 			}
 		})
 		t.Run("lazy", func(t *testing.T) {
@@ -606,6 +632,9 @@ func TestURingQueuesGrow(t *testing.T) {
 			}
 			b := make([]byte, 16)
 			n, err := unix.Pread(int(f.Fd()), b, 0)
+			for err == unix.EINTR { // see readRetry
+				n, err = unix.Pread(int(f.Fd()), b, 0)
+			}
 			if err == nil && string(b[:n]) != "done" {
 				err = fmt.Errorf("read %q", b[:n])
 			}
