@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 )
 
 // ToErrno returns the errno to send to the kernel for err: 0 for nil, the
@@ -60,4 +61,24 @@ func XattrResult(dest, val []byte) (uint32, syscall.Errno) {
 		return uint32(len(val)), syscall.ERANGE
 	}
 	return uint32(copy(dest, val)), 0
+}
+
+// AttrFromStat fills out from a backing stat result. Ino and Size are
+// copied as they are; frontends overwrite them with their own mapping.
+func AttrFromStat(st *unix.Stat_t, out *fuse.Attr) {
+	out.Ino = st.Ino
+	out.Size = uint64(st.Size)
+	out.Blocks = uint64(st.Blocks)
+	out.Atime = uint64(st.Atim.Sec)
+	out.Atimensec = uint32(st.Atim.Nsec)
+	out.Mtime = uint64(st.Mtim.Sec)
+	out.Mtimensec = uint32(st.Mtim.Nsec)
+	out.Ctime = uint64(st.Ctim.Sec)
+	out.Ctimensec = uint32(st.Ctim.Nsec)
+	out.Mode = uint32(st.Mode) // uint16 on darwin and freebsd
+	out.Nlink = uint32(st.Nlink)
+	out.Uid = st.Uid
+	out.Gid = st.Gid
+	out.Rdev = uint32(st.Rdev)
+	out.Blksize = uint32(st.Blksize)
 }

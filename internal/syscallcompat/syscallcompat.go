@@ -462,3 +462,32 @@ func Close(fd int) error {
 	}
 	return err
 }
+
+// listxattrNames returns the attribute names that list (a listxattr of
+// one inode into buf; nil asks for the size) reports, growing the buffer
+// while the list grows between the calls.
+func listxattrNames(list func(buf []byte) (int, error)) ([]string, error) {
+	buf := make([]byte, 1024)
+	for range 10 {
+		n, err := RetryInt(func() (int, error) { return list(buf) })
+		if err == syscall.ERANGE {
+			size, err := RetryInt(func() (int, error) { return list(nil) })
+			if err != nil {
+				return nil, err
+			}
+			buf = make([]byte, max(size, 2*len(buf)))
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for name := range strings.SplitSeq(string(buf[:n]), "\x00") {
+			if name != "" {
+				names = append(names, name)
+			}
+		}
+		return names, nil
+	}
+	return nil, syscall.ERANGE
+}

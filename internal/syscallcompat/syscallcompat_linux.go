@@ -3,8 +3,6 @@
 package syscallcompat
 
 import (
-	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -59,32 +57,11 @@ func Fremovexattr(fd int, attr string) error {
 	return Retry(func() error { return unix.Removexattr(p, attr) })
 }
 
-// FlistxattrAll returns the attribute names of the inode behind fd.
+// FlistxattrAll returns the attribute names of the inode behind fd
+// (through /proc/self/fd, which also serves O_PATH descriptors).
 func FlistxattrAll(fd int) ([]string, error) {
 	p := ProcFdPath(fd)
-	buf := make([]byte, 1024)
-	for range 10 {
-		n, err := RetryInt(func() (int, error) { return unix.Listxattr(p, buf) })
-		if err == syscall.ERANGE {
-			size, err := RetryInt(func() (int, error) { return unix.Listxattr(p, nil) })
-			if err != nil {
-				return nil, err
-			}
-			buf = make([]byte, max(size, 2*len(buf)))
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var names []string
-		for name := range strings.SplitSeq(string(buf[:n]), "\x00") {
-			if name != "" {
-				names = append(names, name)
-			}
-		}
-		return names, nil
-	}
-	return nil, syscall.ERANGE
+	return listxattrNames(func(buf []byte) (int, error) { return unix.Listxattr(p, buf) })
 }
 
 // Getdents lists the directory open at fd from its current offset to the

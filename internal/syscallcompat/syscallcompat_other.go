@@ -4,7 +4,6 @@ package syscallcompat
 
 import (
 	"os"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -90,29 +89,7 @@ func Fremovexattr(fd int, attr string) error {
 
 // FlistxattrAll returns the attribute names of the file open at fd.
 func FlistxattrAll(fd int) ([]string, error) {
-	buf := make([]byte, 1024)
-	for range 10 {
-		n, err := RetryInt(func() (int, error) { return unix.Flistxattr(fd, buf) })
-		if err == syscall.ERANGE {
-			size, err := RetryInt(func() (int, error) { return unix.Flistxattr(fd, nil) })
-			if err != nil {
-				return nil, err
-			}
-			buf = make([]byte, max(size, 2*len(buf)))
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var names []string
-		for name := range strings.SplitSeq(string(buf[:n]), "\x00") {
-			if name != "" {
-				names = append(names, name)
-			}
-		}
-		return names, nil
-	}
-	return nil, syscall.ERANGE
+	return listxattrNames(func(buf []byte) (int, error) { return unix.Flistxattr(fd, buf) })
 }
 
 // Getdents lists the directory open at fd, skipping "." and "..", through
