@@ -182,15 +182,6 @@ func (n *Node) Open(ctx context.Context, flags uint32) (fh fs.FileHandle, fuseFl
 	rn := n.rn
 	defer fuseutil.Recover(rn.log, "Open", &errno)
 	rn.enter("Open")
-	if n.orphan() {
-		// Unlinked: the kernel reached the node by its ID alone (a file
-		// handle whose node go-fuse has not forgotten yet, as its
-		// FORGET may still be on the way), not by a name. A local
-		// filesystem answers a handle of a deleted file with ESTALE,
-		// and so does LookupNode once the node is forgotten; without
-		// this the path-based open would say ENOENT until then.
-		return nil, 0, syscall.ESTALE
-	}
 	var st unix.Stat_t
 	f, err := n.open(ctx, int(flags), &st)
 	if err != nil {

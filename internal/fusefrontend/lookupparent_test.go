@@ -3,7 +3,6 @@ package fusefrontend
 import (
 	"context"
 	"os"
-	"syscall"
 	"testing"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -48,33 +47,5 @@ func TestLookupParentDetached(t *testing.T) {
 	}
 	if out.Attr.Ino != a.StableAttr().Ino {
 		t.Errorf("parent's attributes: ino %d, want %d", out.Attr.Ino, a.StableAttr().Ino)
-	}
-}
-
-// TestOpenUnlinkedNode: a file handle of a deleted file reaches its node by
-// ID alone while go-fuse still knows the node (the kernel's FORGET of it
-// may not have been served yet: TestPosixTable/file-handles saw ENOENT
-// there about one run in two over io_uring, whose FORGETs travel through
-// /dev/fuse). The open answers ESTALE, as a local filesystem does and as
-// LookupNode does once the node is forgotten.
-func TestOpenUnlinkedNode(t *testing.T) {
-	tf := mountFS(t, testConfig{})
-	must(t, os.WriteFile(tf.path("gone"), []byte("x"), 0o644))
-	var st unix.Stat_t
-	must(t, unix.Stat(tf.path("gone"), &st))
-	n := tf.rn.EmbeddedInode().GetChild("gone")
-	if n == nil {
-		t.Fatal("gone not in the tree after a lookup")
-	}
-	must(t, os.Remove(tf.path("gone")))
-	if _, p := n.Parent(); p != nil {
-		t.Fatal("unlinked node still has a parent")
-	}
-	fh, _, errno := nodeOf(n.Operations()).Open(context.Background(), syscall.O_RDONLY)
-	if fh != nil {
-		fh.(*file).cf.Close()
-	}
-	if errno != syscall.ESTALE {
-		t.Errorf("Open of an unlinked node: errno %v, want ESTALE", errno)
 	}
 }

@@ -142,7 +142,9 @@ func caseFileHandles(e *posixEnv) {
 		return h
 	}
 	hf, hd, hg, hr := handle("d/f"), handle("d"), handle("gone"), handle("")
+	forgotten := e.forgetWaiter("gone")
 	e.must("unlink", os.Remove(e.p("gone")))
+	forgotten()
 	open := func(label string, h unix.FileHandle, flags int) {
 		if h.Size() == 0 {
 			return

@@ -9,6 +9,8 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/testutil"
 )
 
 // The POSIX table: every case runs the same system calls once in a plain
@@ -39,7 +41,15 @@ type posixEnv struct {
 	// remount unmounts and mounts the same CIPHERDIR again; a no-op on
 	// the plain side.
 	remount func()
-	obs     []string
+	// forgetWaiter, called before rel is unlinked, returns a function
+	// that waits until the filesystem has forgotten rel's node (the
+	// kernel's FORGET served). A file handle of a deleted file then gets
+	// ESTALE, as on a local filesystem; while go-fuse still knows the
+	// node, the kernel reaches it by ID and the open fails by path,
+	// with ENOENT (its FORGET travels through /dev/fuse even on io_uring
+	// and was often still queued). A no-op on the plain side.
+	forgetWaiter func(rel string) func()
+	obs          []string
 }
 
 func (e *posixEnv) p(rel string) string { return filepath.Join(e.dir, rel) }
@@ -174,7 +184,7 @@ func (e *posixEnv) write(rel string, data []byte, off int64) {
 func runPosixTable(t *testing.T, cases []posixCase) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			plain := &posixEnv{t: t, dir: plainDirWith(t, c.ko), remount: func() {}}
+			plain := &posixEnv{t: t, dir: plainDirWith(t, c.ko), remount: func() {}, forgetWaiter: func(string) func() { return func() {} }}
 			c.run(plain)
 			mnt := mountPosixEnv(t, c)
 			c.run(mnt)
@@ -259,8 +269,21 @@ func mountPosixEnv(t *testing.T, c posixCase) *posixEnv {
 		if err := tf.srv.Unmount(); err != nil {
 			t.Fatalf("unmount for remount: %v", err)
 		}
-		tf2 := mountExistingOpts(t, cfg, cipherDir, false, nil)
-		e.dir = tf2.mnt
+		tf = mountExistingOpts(t, cfg, cipherDir, false, nil)
+		e.dir = tf.mnt
+	}
+	e.forgetWaiter = func(rel string) func() {
+		n := tf.rn.EmbeddedInode()
+		for comp := range strings.SplitSeq(rel, "/") {
+			if n = n.GetChild(comp); n == nil {
+				t.Fatalf("forgetWaiter: %s is not in the tree (never looked up)", rel)
+			}
+		}
+		return func() {
+			if !testutil.WaitFor(testutil.RunTimeout, n.Forgotten) {
+				t.Fatalf("the node of %s was never forgotten", rel)
+			}
+		}
 	}
 	return e
 }
