@@ -3,7 +3,6 @@
 package syscallcompat
 
 import (
-
 	"golang.org/x/sys/unix"
 )
 
