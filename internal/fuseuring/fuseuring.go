@@ -60,9 +60,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ParamPath is the module parameter that enables FUSE over io_uring.
-const ParamPath = "/sys/module/fuse/parameters/enable_uring"
-
 // Kernel ABI of FUSE over io_uring (include/uapi/linux/fuse.h).
 const (
 	cmdRegister       = 1 // FUSE_IO_URING_CMD_REGISTER
@@ -76,8 +73,7 @@ const (
 	hdrEntInOut = 256
 	hdrSize     = 288
 
-	inHeaderSize  = 40 // struct fuse_in_header
-	outHeaderSize = 16 // struct fuse_out_header
+	inHeaderSize = 40 // struct fuse_in_header
 
 	// minPayload is FUSE_MIN_READ_BUFFER.
 	minPayload = 8192
@@ -90,27 +86,6 @@ type entInOut struct {
 	payloadSz uint32
 	padding   uint32
 	reserved  uint64
-}
-
-// Handler serves one request: in holds the request (header, operation
-// header, payload) as one byte stream, out receives the reply (out
-// header, then the rest) and the result is the number of bytes written.
-// A Status other than OK means the request could not be decoded. It is
-// called concurrently.
-type Handler func(in, out [][]byte) (int, fuse.Status)
-
-// Config shapes the rings.
-type Config struct {
-	// MaxWrite is the max_write negotiated at INIT; each entry's payload
-	// buffer holds that much (the kernel refuses smaller ones).
-	MaxWrite int
-	// Entries is the number of entries a queue of a usable CPU starts
-	// with (default 2); MaxEntries caps its growth (default 256).
-	Entries, MaxEntries int
-	// Log receives the reasons a queue stops early. Nil discards them.
-	Log *slog.Logger
-	// MountPoint, if set, is where the connection is mounted; see kick.
-	MountPoint string
 }
 
 // Ring is a FUSE connection served over io_uring. Its methods are safe for

@@ -4,33 +4,12 @@ package fuseuring
 
 import (
 	"fmt"
-	"log/slog"
 	"runtime"
-
-	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
 // FUSE over io_uring is Linux only: here Probe says so and Start and
 // Poison fail, so that the callers build unchanged and fall back to (or
 // refuse, for -uring=true) the /dev/fuse transport.
-
-// outHeaderSize is sizeof(struct fuse_out_header), for ErrorReply (on
-// Linux in the kernel ABI block of fuseuring.go).
-const outHeaderSize = 16
-
-// ParamPath is the Linux module parameter that enables FUSE over io_uring.
-const ParamPath = "/sys/module/fuse/parameters/enable_uring"
-
-// Handler serves one request (see the Linux version).
-type Handler func(in, out [][]byte) (int, fuse.Status)
-
-// Config shapes the rings (see the Linux version).
-type Config struct {
-	MaxWrite            int
-	Entries, MaxEntries int
-	Log                 *slog.Logger
-	MountPoint          string
-}
 
 // Ring is never started here; its methods report an empty ring.
 type Ring struct{}
