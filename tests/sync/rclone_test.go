@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,16 +51,7 @@ func startRcloneServe(t *testing.T, dir string) string {
 			t.Logf("rclone serve log:\n%s", logs.String())
 		}
 	})
-	up := testutil.WaitFor(10*time.Second, func() bool {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	if !up {
-		t.Fatalf("rclone serve webdav did not start listening: %s", logs.String())
-	}
+	waitListening(t, port, "rclone serve webdav", &logs)
 	return conf
 }
 

@@ -97,6 +97,15 @@ Subsystem sftp internal-sftp
 			t.Logf("sshd log:\n%s", logs.String())
 		}
 	})
+	waitListening(t, port, "sshd", &logs)
+	return port, key
+}
+
+// waitListening waits until something accepts connections on
+// 127.0.0.1:port, or fails the test with what (the server's name) and
+// its log.
+func waitListening(t *testing.T, port int, what string, logs fmt.Stringer) {
+	t.Helper()
 	up := testutil.WaitFor(10*time.Second, func() bool {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
@@ -105,9 +114,8 @@ Subsystem sftp internal-sftp
 		return err == nil
 	})
 	if !up {
-		t.Fatalf("sshd did not start listening: %s", logs.String())
+		t.Fatalf("%s did not start listening: %s", what, logs.String())
 	}
-	return port, key
 }
 
 // mountSSHFS mounts remoteDir of this machine through the local sshd on
