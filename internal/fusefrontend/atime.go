@@ -103,13 +103,18 @@ const relatimeWindow = 24 * time.Hour
 // the backing stat st update its atime, at time now: never under noatime,
 // always under strictatime, and under relatime when the atime is not
 // after the mtime or the ctime or is a day old (the kernel's rule, which
-// the backing filesystem applies to the backing file's read).
+// the backing filesystem applies to the backing file's read) unless that
+// filesystem is mounted noatime: the read could not move the atime there,
+// and dropping the page cache for it would only cost a reread of the file
+// at every open.
 func (rn *RootNode) atimeDue(st *unix.Stat_t, now time.Time) bool {
-	switch rn.args.Atime {
-	case AtimeNoatime:
+	switch {
+	case rn.args.Atime == AtimeNoatime:
 		return false
-	case AtimeStrict:
+	case rn.args.Atime == AtimeStrict:
 		return true
+	case rn.backingNoatime:
+		return false
 	}
 	atime := time.Unix(st.Atim.Unix())
 	return !atime.After(time.Unix(st.Mtim.Unix())) || !atime.After(time.Unix(st.Ctim.Unix())) ||

@@ -117,10 +117,13 @@ type RootNode struct {
 	rootRef *dirRef // holds rootFd; released by Close
 	// rootIno is the inode number the root shows (RootStableAttr).
 	rootIno uint64
-	umask   uint32
-	asRoot  bool
-	daemon  daemonCred // the daemon's identity, for asCaller
-	reuse   inoReuse   // inode numbers shown instead of reused ones (inoreuse.go)
+	// backingNoatime: CIPHERDIR's filesystem is mounted noatime, so a
+	// read of a backing file never moves its atime (atimeDue).
+	backingNoatime bool
+	umask          uint32
+	asRoot         bool
+	daemon         daemonCred // the daemon's identity, for asCaller
+	reuse          inoReuse   // inode numbers shown instead of reused ones (inoreuse.go)
 	// flush: FLUSH requests are answered, not refused with ENOSYS
 	// (flush.go).
 	flush    bool
@@ -200,6 +203,8 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 	}
 	rn.rootRef = newDirRef(fd)
 	rn.rootIno = rn.shownIno(&st)
+	var sfs unix.Statfs_t
+	rn.backingNoatime = syscallcompat.Fstatfs(fd, &sfs) == nil && sfs.Flags&unix.ST_NOATIME != 0
 	rn.space = newSpaceGuard(fd, rn.enterLowSpace)
 	rn.warned.init()
 	rn.Node.rn = rn
