@@ -120,7 +120,7 @@ func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Ser
 			return nil, err
 		}
 		if o.Log != nil {
-			o.Log.Debug("mount options not shown in the mount table", "err", err)
+			o.Log.Info("mount options applied by gocryptfs but not shown in the mount table", "err", err)
 		}
 	}
 	return s, nil
