@@ -176,17 +176,24 @@ func (r *repairer) fixFlippedIVs(dirs map[string]string) error {
 		return nil
 	}
 	for _, cdir := range slices.Sorted(maps.Keys(dirs)) {
+		// A directory that cannot be looked at here is left to the
+		// usual handling of its names, which reports what fails.
 		dfd, err := r.openDir(cdir)
 		if err != nil {
+			r.log.Debug("repair: IV recovery skipped", "dir", cdir, "err", err)
 			continue
 		}
-		iv, err := nametransform.ReadDirIVAt(dfd)
 		var cand []byte
 		var note string
+		iv, err := nametransform.ReadDirIVAt(dfd)
+		var entries []string
 		if err == nil {
-			if entries, err := r.dirEntries(dfd, cdir == ""); err == nil {
-				cand, note = r.flippedIV(dfd, iv, entries)
-			}
+			entries, err = r.dirEntries(dfd, cdir == "")
+		}
+		if err == nil {
+			cand, note = r.flippedIV(dfd, iv, entries)
+		} else {
+			r.log.Debug("repair: IV recovery skipped", "dir", cdir, "err", err)
 		}
 		syscallcompat.Close(dfd)
 		if cand == nil {
