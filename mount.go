@@ -356,6 +356,9 @@ func mountRoot(e *env, a *argContainer, rn frontend, feat features, readOnly boo
 		Trace: trace, Log: e.log, ReadAheadKB: mountopts.ReadAheadKB, Transport: a.transport,
 		AutoClassic: mountopts.AutoClassic(mountParams(a, readOnly)),
 		Attrs:       mountopts.Attrs(mountParams(a, readOnly)),
+		// Requests that wait for other mounts' locks end early
+		// only for a dying caller (docs/internals.md section 8).
+		FatalInterruptsOnly: a.sharedstorage,
 	})
 	if err != nil {
 		return nil, exitcodes.Errorf(exitcodes.FuseNewServer, "fs.Mount failed: %v", err)

@@ -95,6 +95,9 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 			"os.ReadFile":  "/sys/class/bdi/<major>:<minor>/read_ahead_kb of the mount",
 			"os.WriteFile": "/sys/class/bdi/<major>:<minor>/read_ahead_kb of the mount",
 		},
+		"internal/fuseserve/patience_linux.go": {
+			"os.ReadFile": "/proc/<tid>/status of a caller whose request was interrupted",
+		},
 		"internal/fuseserve/mountattrs.go": {
 			"unix.Open":  "the mount point itself, O_PATH, to set the attributes of our new mount",
 			"unix.Mount": "the mount point itself (a remount of our new mount for lazytime)",

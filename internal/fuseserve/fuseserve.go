@@ -49,6 +49,11 @@ type Options struct {
 	// fusermount3 refuses them (mountopts.Attrs). Unless Attrs.Optional,
 	// failing to set them fails the mount (which is undone).
 	Attrs mountopts.MountAttrs
+	// FatalInterruptsOnly makes reads, writes, truncates and the other
+	// data requests give up a wait only when their caller is dying, not
+	// on any signal (patience.go). For -sharedstorage, whose requests
+	// wait for other mounts' locks.
+	FatalInterruptsOnly bool
 }
 
 // LockOwnerCloser is implemented by a root node that takes forwarded
@@ -86,7 +91,7 @@ type Server struct {
 // Mount mounts root on dir with opts, starts serving and returns once the
 // mount is visible. o.Transport picks how requests travel (Transport).
 func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Server, error) {
-	raw := &rawFS{RawFileSystem: fs.NewNodeFS(root, opts), trace: o.Trace}
+	raw := &rawFS{RawFileSystem: fs.NewNodeFS(root, opts), trace: o.Trace, fatalOnly: o.FatalInterruptsOnly}
 	if lc, ok := root.(LockOwnerCloser); ok && opts.EnableLocks {
 		raw.locks = lc
 	}
@@ -229,9 +234,11 @@ func (s *Server) Wait() {
 // runs and, with trace set, logged when it returns.
 type rawFS struct {
 	fuse.RawFileSystem
-	trace    *slog.Logger
-	locks    LockOwnerCloser // nil unless locks are forwarded
-	inflight sync.WaitGroup
+	trace *slog.Logger
+	locks LockOwnerCloser // nil unless locks are forwarded
+	// fatalOnly: Options.FatalInterruptsOnly.
+	fatalOnly bool
+	inflight  sync.WaitGroup
 	// ops counts requests other than FORGET; openFiles is the number of
 	// open file and directory handles.
 	ops       atomic.Uint64

@@ -33,6 +33,8 @@ func (w *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 func (w *rawFS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
 	w.begin()
 	defer w.inflight.Done()
+	cancel, end := w.patient(cancel, in.Caller.Pid)
+	defer end()
 	s := w.RawFileSystem.SetAttr(cancel, in, out)
 	if w.trace != nil {
 		w.log("SETATTR", in.NodeId, s, "valid", in.Valid, "size", in.Size, "mode", in.Mode)
@@ -143,6 +145,8 @@ func (w *rawFS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr strin
 func (w *rawFS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
 	w.begin()
 	defer w.inflight.Done()
+	cancel, end := w.patient(cancel, in.Caller.Pid)
+	defer end()
 	s := w.RawFileSystem.Create(cancel, in, name, out)
 	w.opened(s)
 	if w.trace != nil {
@@ -164,6 +168,8 @@ func (w *rawFS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.Cre
 func (w *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	w.begin()
 	defer w.inflight.Done()
+	cancel, end := w.patient(cancel, in.Caller.Pid)
+	defer end()
 	s := w.RawFileSystem.Open(cancel, in, out)
 	w.opened(s)
 	if w.trace != nil {
@@ -175,6 +181,8 @@ func (w *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 func (w *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
 	w.begin()
 	defer w.inflight.Done()
+	cancel, end := w.patient(cancel, in.Caller.Pid)
+	defer end()
 	s := w.RawFileSystem.Lseek(cancel, in, out)
 	if w.trace != nil {
 		w.log("LSEEK", in.NodeId, s, "fh", in.Fh, "off", in.Offset, "whence", in.Whence)
@@ -215,6 +223,8 @@ func (w *rawFS) SetLkw(cancel <-chan struct{}, in *fuse.LkIn) fuse.Status {
 func (w *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 	w.begin()
 	defer w.inflight.Done()
+	cancel, end := w.patient(cancel, in.Caller.Pid)
+	defer end()
 	if w.locks != nil {
 		// go-fuse's node API does not pass the lock owner of FLUSH.
 		w.locks.CloseLockOwner(in.NodeId, in.LockOwner)
@@ -229,6 +239,8 @@ func (w *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
 func (w *rawFS) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 	w.begin()
 	defer w.inflight.Done()
+	cancel, end := w.patient(cancel, in.Caller.Pid)
+	defer end()
 	s := w.RawFileSystem.Fsync(cancel, in)
 	if w.trace != nil {
 		w.log("FSYNC", in.NodeId, s, "fh", in.Fh)
@@ -239,6 +251,8 @@ func (w *rawFS) Fsync(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 func (w *rawFS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
 	w.begin()
 	defer w.inflight.Done()
+	cancel, end := w.patient(cancel, in.Caller.Pid)
+	defer end()
 	s := w.RawFileSystem.Fallocate(cancel, in)
 	if w.trace != nil {
 		w.log("FALLOCATE", in.NodeId, s, "fh", in.Fh, "off", in.Offset, "len", in.Length, "mode", in.Mode)
@@ -310,6 +324,8 @@ func (w *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxO
 func (w *rawFS) CopyFileRange(cancel <-chan struct{}, in *fuse.CopyFileRangeIn) (uint32, fuse.Status) {
 	w.begin()
 	defer w.inflight.Done()
+	cancel, end := w.patient(cancel, in.Caller.Pid)
+	defer end()
 	n, s := w.RawFileSystem.CopyFileRange(cancel, in)
 	if w.trace != nil {
 		w.log("COPY_FILE_RANGE", in.NodeId, s, "fh", in.FhIn, "off", in.OffIn, "len", in.Len, "written", n)
@@ -362,6 +378,8 @@ func (w *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte)
 func (w *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
 	w.begin()
 	defer w.inflight.Done()
+	cancel, end := w.patient(cancel, in.Caller.Pid)
+	defer end()
 	r, s := w.RawFileSystem.Read(cancel, in, buf)
 	if w.trace != nil {
 		w.log("READ", in.NodeId, s, "fh", in.Fh, "off", in.Offset, "size", in.Size)
@@ -372,6 +390,8 @@ func (w *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.
 func (w *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
 	w.begin()
 	defer w.inflight.Done()
+	cancel, end := w.patient(cancel, in.Caller.Pid)
+	defer end()
 	n, s := w.RawFileSystem.Write(cancel, in, data)
 	if w.trace != nil {
 		w.log("WRITE", in.NodeId, s, "fh", in.Fh, "off", in.Offset, "size", len(data), "written", n)
@@ -382,6 +402,8 @@ func (w *rawFS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (ui
 func (w *rawFS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) (uint32, fuse.Status) {
 	w.begin()
 	defer w.inflight.Done()
+	cancel, end := w.patient(cancel, in.Caller.Pid)
+	defer end()
 	n, s := w.RawFileSystem.Writev(cancel, in, data)
 	if w.trace != nil {
 		w.log("WRITE", in.NodeId, s, "fh", in.Fh, "off", in.Offset, "size", in.Size, "written", n)

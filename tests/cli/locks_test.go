@@ -52,6 +52,8 @@ const (
 //	       waits for in read(2), not in the page cache)
 //	reads  an O_DIRECT read of each regular file in the directory PATH,
 //	       all at once
+//	writesig  a pwrite(2) at offset 0, catching SIGALRM, not retried on
+//	       EINTR
 const lockProbeEnv = "GOCRYPTFS_TEST_LOCK_PROBE"
 
 // manyWaiters is the number of waiting lock requests of the "many" probe.
@@ -71,6 +73,8 @@ func lockProbe() (code int, ok bool) {
 		return probeMany(path), true
 	case "read":
 		return probeReads([]string{path}), true
+	case "writesig":
+		return probeWriteSignal(path), true
 	case "reads":
 		ents, err := os.ReadDir(path)
 		if err != nil {
@@ -196,6 +200,28 @@ func probeReads(paths []string) int {
 	return code
 }
 
+// probeWriteSignal writes "DATA" at the start of path in one pwrite(2),
+// not retried on EINTR, while SIGALRM is caught (the Go runtime's handler,
+// with SA_RESTART, which does not restart a FUSE request that failed with
+// EINTR). It exits probeGot when the write succeeded, probeEINTR when it
+// failed with EINTR.
+func probeWriteSignal(path string) int {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGALRM)
+	fd, err := unix.Open(path, unix.O_WRONLY, 0)
+	if err != nil {
+		return probeFailed
+	}
+	defer unix.Close(fd)
+	n, err := unix.Pwrite(fd, []byte("DATA"), 0)
+	switch {
+	case errors.Is(err, unix.EINTR):
+		return probeEINTR
+	case err != nil || n != 4:
+		return probeFailed
+	}
+	return probeGot
+}
+
 // kernelSigaction is the kernel's struct sigaction on amd64 and arm64.
 type kernelSigaction struct {
 	handler  uintptr
@@ -303,6 +329,11 @@ func inSetlkw(nr int, _, cmd uint64) bool {
 // inRead matches read(2) and pread(2) for blockedIn.
 func inRead(nr int, _, _ uint64) bool {
 	return nr == unix.SYS_READ || nr == unix.SYS_PREAD64
+}
+
+// inWrite matches a write(2) or pwrite(2) (see blockedIn).
+func inWrite(nr int, _, _ uint64) bool {
+	return nr == unix.SYS_WRITE || nr == unix.SYS_PWRITE64
 }
 
 // waitBlocked waits until n threads of cmd wait for a lock and returns
@@ -750,6 +781,75 @@ func TestLockWaitersThreads(t *testing.T) {
 	if got := probeExit(t, cmd, testutil.RunTimeout); got != probeGot {
 		t.Errorf("waiters after the release: exit %d, want %d", got, probeGot)
 	}
+}
+
+// TestSharedStorageWriteSignal: with -sharedstorage, a write that waits
+// for the internal byte-range locks (held here by another open file
+// description) and whose caller catches a signal meanwhile goes on
+// waiting and succeeds once the holder lets go, as a write to a local
+// file does, instead of failing with EINTR. Only a dying caller ends the
+// wait, also one killed after the caught signal (the kernel then sends no
+// second FUSE_INTERRUPT, and waits for the reply of a WRITE in D state).
+func TestSharedStorageWriteSignal(t *testing.T) {
+	dir := initFS(t)
+	mnt := mountFS(t, dir, "-extpass", "echo test", "-sharedstorage")
+	p := filepath.Join(mnt, "f")
+	if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// waitingWriter starts a writer that waits for a held lock and sends
+	// it a SIGALRM while it waits. exited receives the writer's exit code
+	// once every thread of it has ended.
+	waitingWriter := func(t *testing.T) (cmd *exec.Cmd, exited <-chan int, release func()) {
+		release = holdLockFrom(t, backingFile(t, dir), unix.F_OFD_SETLK, contentio.LockBase)
+		cmd = startProbe(t, "writesig", p)
+		tids := waitBlockedIn(t, cmd, 1, inWrite)
+		c := make(chan int, 1)
+		go func() {
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				c <- ee.ExitCode()
+			} else {
+				c <- 0
+			}
+		}()
+		if err := unix.Tgkill(cmd.Process.Pid, tids[0], unix.SIGALRM); err != nil {
+			t.Fatal(err)
+		}
+		// The daemon gets FUSE_INTERRUPT within milliseconds; a write
+		// that gave up on it would have ended by now.
+		select {
+		case code := <-c:
+			t.Errorf("the writer ended (exit %d; %d is EINTR) while the lock was still held: a caught signal ended its wait", code, probeEINTR)
+			c <- code
+		case <-time.After(time.Second):
+		}
+		return cmd, c, release
+	}
+	t.Run("caught", func(t *testing.T) {
+		_, exited, release := waitingWriter(t)
+		release()
+		if got := <-exited; got != probeGot {
+			t.Errorf("write after a caught signal and the release: exit %d, want %d (written; %d is EINTR)", got, probeGot, probeEINTR)
+		}
+	})
+	// A SIGKILL after the caught signal brings no second FUSE_INTERRUPT,
+	// and the kernel lets the caller go only with the daemon's reply:
+	// the daemon must still notice that the caller is dying.
+	t.Run("then-SIGKILL", func(t *testing.T) {
+		cmd, exited, release := waitingWriter(t)
+		cmd.Process.Kill()
+		// Well below the lock timeout (30 s), which also ends the wait.
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			t.Errorf("a writer killed after a caught signal was still there (state %s) 10 s later, while the lock was held", procState(cmd.Process.Pid))
+			release()
+			<-exited
+		}
+		release()
+	})
 }
 
 // TestSharedStorageReadInterruptible: with -sharedstorage, a read waits

@@ -107,14 +107,10 @@ func runWriter(spec string) error {
 	r.Shuffle(len(mine), func(i, j int) { mine[i], mine[j] = mine[j], mine[i] })
 	want := expected(round, size)
 	for _, p := range mine {
+		// Not retried on EINTR: with -sharedstorage a write waiting for
+		// the other mount's lock goes on waiting through the Go
+		// runtime's signals (SIGURG), as on a local filesystem.
 		n, err := unix.Pwrite(fd, want[p.off:p.off+p.len], int64(p.off))
-		for err == unix.EINTR {
-			// With -sharedstorage a write waiting for the other
-			// mount's lock ends with EINTR when the caller gets any
-			// signal (here the Go runtime's SIGURG; docs/internals.md
-			// section 8). Go's os package writes again, so does this.
-			n, err = unix.Pwrite(fd, want[p.off:p.off+p.len], int64(p.off))
-		}
 		if err != nil || n != p.len {
 			return fmt.Errorf("pwrite %d+%d: %d, %v", p.off, p.len, n, err)
 		}
