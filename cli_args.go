@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"gocryptfs/internal/cliflags"
 	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exitcodes"
@@ -90,99 +90,12 @@ type argContainer struct {
 	origArgs []string
 }
 
-// flagKind is the value type of a flag.
-type flagKind int
-
-const (
-	kindBool flagKind = iota
-	kindString
-	kindList // repeatable string, values accumulate
-	kindInt
-	kindUint8
-	kindDuration
-)
-
-// flagDef describes one flag. names[0] is the canonical name; the rest are
-// aliases (-f for -fg, ...).
-type flagDef struct {
-	names   []string
-	kind    flagKind
-	ptr     any
-	argName string
-	usage   string
-	def     string // default value as shown by -hh
-}
-
-// flagSet is the table of all flags, built fresh for every parse so that
-// nothing is shared between parses.
-type flagSet struct {
-	defs   []*flagDef
-	byName map[string]*flagDef
-}
-
-func (fs *flagSet) add(kind flagKind, ptr any, argName, usage string, names ...string) {
-	d := &flagDef{names: names, kind: kind, ptr: ptr, argName: argName, usage: usage}
-	switch p := ptr.(type) {
-	case *bool:
-		d.def = strconv.FormatBool(*p)
-	case *string:
-		d.def = *p
-	case *int:
-		d.def = strconv.Itoa(*p)
-	case *uint8:
-		d.def = strconv.Itoa(int(*p))
-	case *time.Duration:
-		d.def = p.String()
-	}
-	fs.defs = append(fs.defs, d)
-	for _, n := range names {
-		fs.byName[n] = d
-	}
-}
-
-// set parses value into the flag's variable.
-func (d *flagDef) set(value string) error {
-	switch p := d.ptr.(type) {
-	case *bool:
-		v, err := strconv.ParseBool(value)
-		if err != nil {
-			return err
-		}
-		*p = v
-	case *string:
-		*p = value
-	case *[]string:
-		*p = append(*p, value)
-	case *int:
-		v, err := strconv.ParseInt(value, 0, strconv.IntSize)
-		if err != nil {
-			return err
-		}
-		*p = int(v)
-	case *uint8:
-		v, err := strconv.ParseUint(value, 0, 8)
-		if err != nil {
-			return err
-		}
-		*p = uint8(v)
-	case *time.Duration:
-		v, err := time.ParseDuration(value)
-		if err != nil {
-			return err
-		}
-		*p = v
-	default:
-		return fmt.Errorf("internal error: unsupported flag type %T", d.ptr)
-	}
-	return nil
-}
-
 // newFlagSet registers every flag of docs/cli.md section 3 with its default.
-func newFlagSet(a *argContainer) *flagSet {
-	fs := &flagSet{byName: map[string]*flagDef{}}
-	b := func(p *bool, usage string, names ...string) { fs.add(kindBool, p, "", usage, names...) }
-	s := func(p *string, arg, usage string, names ...string) { fs.add(kindString, p, arg, usage, names...) }
-	l := func(p *[]string, arg, usage string, names ...string) { fs.add(kindList, p, arg, usage, names...) }
+func newFlagSet(a *argContainer) *cliflags.Set {
+	fs := cliflags.New()
+	b := func(p *bool, usage string, names ...string) { fs.Add(p, "", usage, names...) }
+	s := func(p *string, arg, usage string, names ...string) { fs.Add(p, arg, usage, names...) }
+	l := func(p *[]string, arg, usage string, names ...string) { fs.Add(p, arg, usage, names...) }
 
 	// Defaults that are not the zero value.
 	a.scryptn = configfile.ScryptDefaultLogN
@@ -207,8 +120,8 @@ func newFlagSet(a *argContainer) *flagSet {
 	b(&a.xchacha, "XChaCha20-Poly1305 encryption (with -init, or -masterkey mounts)", "xchacha")
 	b(&a.plaintextnames, "Do not encrypt file names (with -init)", "plaintextnames")
 	b(&a.deterministicNames, "Disable diriv file name randomisation (with -init)", "deterministic-names")
-	fs.add(kindUint8, &a.longnamemax, "uint8", "Hash encrypted names that are longer than this (62..255; 0 means 255)", "longnamemax")
-	fs.add(kindInt, &a.scryptn, "int", "scrypt cost parameter as log2(N); range 10..28", "scryptn")
+	fs.Add(&a.longnamemax, "uint8", "Hash encrypted names that are longer than this (62..255; 0 means 255)", "longnamemax")
+	fs.Add(&a.scryptn, "int", "scrypt cost parameter as log2(N); range 10..28", "scryptn")
 	b(&a.hkdf, "Use HKDF as an additional key derivation step (-masterkey mounts)", "hkdf")
 	b(&a.raw64, "Use unpadded base64 for file names (-masterkey mounts)", "raw64")
 	b(&a.reverse, "Reverse mode", "reverse")
@@ -219,7 +132,7 @@ func newFlagSet(a *argContainer) *flagSet {
 	// Mount.
 	b(&a.fg, "Stay in the foreground", "fg", "f")
 	b(&a.nosyslog, "Do not redirect output to syslog when running in the background", "nosyslog")
-	fs.add(kindInt, &a.notifypid, "int", "Send USR1 to the specified process after successful mount - used internally for daemonization", "notifypid")
+	fs.Add(&a.notifypid, "int", "Send USR1 to the specified process after successful mount - used internally for daemonization", "notifypid")
 	b(&a.allowOther, "Allow other users to access the filesystem. Only works if user_allow_other is set in /etc/fuse.conf", "allow_other")
 	s(&a.forceOwnerStr, "UID:GID", "Present all files as owned by UID:GID; implies -allow_other", "force_owner")
 	b(&a.ro, "Mount the filesystem read-only", "ro")
@@ -241,7 +154,7 @@ func newFlagSet(a *argContainer) *flagSet {
 	b(&a.noprealloc, "Disable preallocation before writing", "noprealloc")
 	b(&a.noxattr, "Disable extended attribute operations", "noxattr")
 	b(&a.noWriteCache, "Disable the kernel's writeback cache (off anyway with -sharedstorage)", "nowritecache")
-	fs.add(kindDuration, &a.idle, "duration", "Auto-unmount after specified idle duration (ignored in reverse mode); 0 means never", "idle", "i")
+	fs.Add(&a.idle, "duration", "Auto-unmount after specified idle duration (ignored in reverse mode); 0 means never", "idle", "i")
 	l(&a.badname, "GLOB", "Glob pattern of invalid file names that should be shown (repeatable)", "badname")
 	s(&a.ctlsock, "PATH", "Create control socket at specified path", "ctlsock")
 	b(&a.longnames, "Store names longer than 175 bytes in extra files", "longnames")
@@ -277,146 +190,20 @@ func newFlagSet(a *argContainer) *flagSet {
 	s(&a.label, "TEXT", "Label of the new key slot (with -init, -addkey, -passwd)", "label")
 	b(&a.argon2id, "The new key slot uses Argon2id instead of scrypt (with -init, -addkey, -passwd)", "argon2id")
 	a.argon2idTime, a.argon2idMemory = configfile.Argon2idDefaultTime, configfile.Argon2idDefaultMemory/1024
-	fs.add(kindInt, &a.argon2idTime, "int", fmt.Sprintf("Argon2id passes (%d..%d)", configfile.Argon2idMinTime, configfile.Argon2idMaxTime), "argon2id-time")
-	fs.add(kindInt, &a.argon2idMemory, "MiB", fmt.Sprintf("Argon2id memory in MiB (%d..%d)", configfile.Argon2idMinMemory/1024, configfile.Argon2idMaxMemory/1024), "argon2id-memory")
+	fs.Add(&a.argon2idTime, "int", fmt.Sprintf("Argon2id passes (%d..%d)", configfile.Argon2idMinTime, configfile.Argon2idMaxTime), "argon2id-time")
+	fs.Add(&a.argon2idMemory, "MiB", fmt.Sprintf("Argon2id memory in MiB (%d..%d)", configfile.Argon2idMinMemory/1024, configfile.Argon2idMaxMemory/1024), "argon2id-memory")
 	return fs
-}
-
-// preprocessO implements docs/cli.md 2.1: the last "-o VALUE" / "-o=VALUE"
-// (anywhere in args) is removed and its comma-separated pieces are inserted
-// as "-piece" arguments right after the program name. A standalone "--"
-// anywhere disables the step. args[0] is the program name.
-func preprocessO(args []string) ([]string, error) {
-	for _, a := range args[1:] {
-		if a == "--" {
-			return args, nil
-		}
-	}
-	rest := []string{}
-	var oValue string
-	found := false
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-o":
-			if i+1 >= len(args) {
-				return nil, errors.New("the \"-o\" option requires an argument")
-			}
-			oValue, found = args[i+1], true
-			i++
-		case strings.HasPrefix(a, "-o="):
-			oValue, found = a[len("-o="):], true
-		default:
-			rest = append(rest, a)
-		}
-	}
-	if !found {
-		return args, nil
-	}
-	out := []string{args[0]}
-	for _, p := range strings.Split(oValue, ",") {
-		if p == "" {
-			continue
-		}
-		if p == "o" || p == "-o" {
-			return nil, fmt.Errorf("you can't pass %q to -o", p)
-		}
-		out = append(out, "-"+p)
-	}
-	return append(out, rest...), nil
-}
-
-// addDashes makes single and double dash equivalent (docs/cli.md 2): every
-// argument starting with exactly one '-' gets a second one, except the lone
-// "-h", a lone "-", and everything after a standalone "--". Separate values
-// that start with one dash are rewritten too; this reference quirk is kept.
-func addDashes(args []string) []string {
-	out := make([]string, len(args))
-	copy(out, args)
-	for i := 1; i < len(out); i++ {
-		a := out[i]
-		if a == "--" {
-			break
-		}
-		if len(a) >= 2 && a[0] == '-' && a[1] != '-' && a != "-h" {
-			out[i] = "-" + a
-		}
-	}
-	return out
-}
-
-// parse applies the GNU-style parser to the rewritten args (without the
-// program name): flags and positionals may be interleaved, booleans only
-// take attached values, "--" ends option parsing.
-func (fs *flagSet) parse(args []string, a *argContainer) error {
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" {
-			a.positional = append(a.positional, args[i+1:]...)
-			return nil
-		}
-		if arg == "-h" {
-			a.help = true
-			continue
-		}
-		if len(arg) < 2 || arg[0] != '-' {
-			a.positional = append(a.positional, arg)
-			continue
-		}
-		if !strings.HasPrefix(arg, "--") || strings.HasPrefix(arg, "---") {
-			return fmt.Errorf("bad flag syntax: %s", arg)
-		}
-		name, value, hasValue := strings.Cut(arg[2:], "=")
-		d, ok := fs.byName[name]
-		if !ok && strings.HasPrefix(name, "x-") {
-			continue // fstab/systemd options (x-systemd.automount, ...) are ignored (docs/cli.md 5.4)
-		}
-		if !ok {
-			return fmt.Errorf("unknown flag: --%s", name)
-		}
-		if !hasValue {
-			if d.kind == kindBool {
-				value = "true"
-			} else {
-				if i+1 >= len(args) {
-					return fmt.Errorf("flag needs an argument: --%s", name)
-				}
-				i++
-				value = args[i]
-			}
-		}
-		if err := d.set(value); err != nil {
-			return fmt.Errorf("invalid argument %q for \"--%s\" flag: %w", value, name, err)
-		}
-		a.set[d.names[0]] = true
-	}
-	return nil
-}
-
-// prettyArgs renders argv as space-separated quoted strings.
-func prettyArgs(argv []string) string {
-	q := make([]string, len(argv))
-	for i, s := range argv {
-		q[i] = strconv.Quote(s)
-	}
-	return strings.Join(q, " ")
 }
 
 // parseArgs turns argv (including the program name) into an argContainer.
 // It only parses; validate checks the combinations.
 func parseArgs(argv []string) (*argContainer, error) {
 	a := &argContainer{set: map[string]bool{}, origArgs: argv}
-	fs := newFlagSet(a)
-	if len(argv) == 0 {
-		argv = []string{"gocryptfs"}
-	}
-	args, err := preprocessO(argv)
-	if err == nil {
-		err = fs.parse(addDashes(args)[1:], a)
-	}
+	res, err := newFlagSet(a).Parse(argv)
 	if err != nil {
-		return nil, exitcodes.Errorf(exitcodes.Usage, "Invalid command line: %s: %v. Try 'gocryptfs -help'.", prettyArgs(argv), err)
+		return nil, exitcodes.Errorf(exitcodes.Usage, "Invalid command line: %s: %v. Try 'gocryptfs -help'.", cliflags.Quote(argv), err)
 	}
+	a.positional, a.set = res.Positional, res.Given
 	return a, nil
 }
 
@@ -492,11 +279,11 @@ func (a *argContainer) validatePositional() error {
 	if act := a.action(); act != "" {
 		if len(a.positional) != 1 {
 			return usage("Usage: gocryptfs -%s [OPTIONS] CIPHERDIR\n-%s takes exactly one argument, you passed %d: %s",
-				act, act, len(a.positional), prettyArgs(a.positional))
+				act, act, len(a.positional), cliflags.Quote(a.positional))
 		}
 	} else if len(a.positional) != 2 {
 		return usage("Wrong number of arguments (have %d, want 2). You passed: %s\n%s",
-			len(a.positional), prettyArgs(a.positional), usageLine)
+			len(a.positional), cliflags.Quote(a.positional), usageLine)
 	}
 	var err error
 	if a.cipherdir, err = filepath.Abs(a.positional[0]); err != nil {
@@ -703,28 +490,28 @@ func printShortHelp(w io.Writer) {
 func printLongHelp(w io.Writer) {
 	a := &argContainer{}
 	fs := newFlagSet(a)
-	defs := append([]*flagDef(nil), fs.defs...)
-	sort.Slice(defs, func(i, j int) bool { return defs[i].names[0] < defs[j].names[0] })
+	defs := fs.Defs()
+	sort.Slice(defs, func(i, j int) bool { return defs[i].Names[0] < defs[j].Names[0] })
 	fmt.Fprintln(w, "Usage: gocryptfs -init|-passwd|-info [OPTIONS] CIPHERDIR")
 	fmt.Fprintln(w, "  or   gocryptfs [OPTIONS] CIPHERDIR MOUNTPOINT [-o COMMA-SEPARATED-OPTIONS]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Options:")
 	for _, d := range defs {
-		names := make([]string, len(d.names))
-		for i, n := range d.names {
+		names := make([]string, len(d.Names))
+		for i, n := range d.Names {
 			names[i] = "-" + n
 		}
 		head := "  " + strings.Join(names, ", ")
-		if d.argName != "" {
-			head += " " + d.argName
+		if d.ArgName != "" {
+			head += " " + d.ArgName
 		}
-		switch d.kind {
-		case kindList:
-			fmt.Fprintf(w, "%s\n    \t%s\n", head, d.usage)
-		case kindString:
-			fmt.Fprintf(w, "%s\n    \t%s (default %q)\n", head, d.usage, d.def)
+		switch d.Kind {
+		case cliflags.List:
+			fmt.Fprintf(w, "%s\n    \t%s\n", head, d.Usage)
+		case cliflags.String:
+			fmt.Fprintf(w, "%s\n    \t%s (default %q)\n", head, d.Usage, d.Default)
 		default:
-			fmt.Fprintf(w, "%s\n    \t%s (default %s)\n", head, d.usage, d.def)
+			fmt.Fprintf(w, "%s\n    \t%s (default %s)\n", head, d.Usage, d.Default)
 		}
 	}
 	fmt.Fprintln(w, "  -h\n    \tShort help text")

@@ -17,59 +17,6 @@ import (
 	"gocryptfs/internal/tlog"
 )
 
-func TestPreprocessO(t *testing.T) {
-	cases := []struct {
-		name string
-		in   string
-		want string // "" with wantErr
-		err  bool
-	}{
-		{"no -o", "g c m", "g c m", false},
-		{"at end", "g c m -o passfile=pw,ro,q", "g -passfile=pw -ro -q c m", false},
-		{"at start", "g -o ro c m", "g -ro c m", false},
-		{"attached", "g c -o=ro,,fg m", "g -ro -fg c m", false},
-		{"last wins", "g -o ro c -o fg m", "g -fg c m", false},
-		{"empty pieces dropped", "g c m -o ,,", "g c m", false},
-		{"standalone -- disables", "g -o ro -- c m", "g -o ro -- c m", false},
-		{"piece o fatal", "g c m -o ro,o", "", true},
-		{"piece -o fatal", "g c m -o -o", "", true},
-		{"trailing -o fatal", "g c m -o", "", true},
-		{"dashed piece", "g c m -o -ro", "g --ro c m", false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, err := preprocessO(strings.Fields(c.in))
-			if c.err {
-				if err == nil {
-					t.Fatalf("got %q, want error", got)
-				}
-				return
-			}
-			if err != nil || strings.Join(got, " ") != c.want {
-				t.Fatalf("got %q %v, want %q", got, err, c.want)
-			}
-		})
-	}
-}
-
-func TestAddDashes(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{"g -fg c m", "g --fg c m"},
-		{"g --fg c m", "g --fg c m"},
-		{"g -h", "g -h"},
-		{"g -hh", "g --hh"},
-		{"g - x", "g - x"},
-		{"g -passfile=x c", "g --passfile=x c"},
-		{"g -extpass -X c", "g --extpass --X c"},
-		{"g -q -- -c -m", "g --q -- -c -m"},
-	}
-	for _, c := range cases {
-		if got := strings.Join(addDashes(strings.Fields(c.in)), " "); got != c.want {
-			t.Errorf("addDashes(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 // parse is a helper: argv split on spaces, program name prepended.
 func parse(t *testing.T, args string) (*argContainer, error) {
 	t.Helper()
@@ -324,9 +271,9 @@ func TestLongHelpListsAllFlags(t *testing.T) {
 	var b bytes.Buffer
 	printLongHelp(&b)
 	fs := newFlagSet(&argContainer{})
-	for _, d := range fs.defs {
-		if !strings.Contains(b.String(), "-"+d.names[0]) {
-			t.Errorf("-hh does not list -%s", d.names[0])
+	for _, d := range fs.Defs() {
+		if !strings.Contains(b.String(), "-"+d.Names[0]) {
+			t.Errorf("-hh does not list -%s", d.Names[0])
 		}
 	}
 	if !strings.Contains(b.String(), "(default 16)") {

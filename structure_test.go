@@ -32,6 +32,36 @@ func TestExitCodesOnlyInMain(t *testing.T) {
 	}, "exitcodes")
 }
 
+// TestFlagParsingInCliflags: the command line of gocryptfs is parsed by
+// internal/cliflags alone; package main holds the flag table, not a
+// parser (no loop over arguments looking for dashes).
+func TestFlagParsingInCliflags(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == "flag" {
+				t.Errorf("%s imports flag; gocryptfs's command line goes through internal/cliflags", path)
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && (lit.Value == `"--"` || lit.Value == `"-o"`) {
+				t.Errorf("%s: %s at %v: parsing the command line is internal/cliflags' job", path, lit.Value, lit.Pos())
+			}
+			return true
+		})
+	}
+}
+
 // goFiles calls fn for every non-test Go file below internal/ except those
 // of the package directories in skip.
 func goFiles(t *testing.T, mode parser.Mode, fn func(path string, f *ast.File), skip ...string) {
