@@ -62,6 +62,41 @@ func TestFlagParsingInCliflags(t *testing.T) {
 	}
 }
 
+// TestStructuredLogs: log records of the internal packages carry their
+// variable parts as attributes (slog's "key", value pairs), so that -d
+// output and syslog can be filtered by field; a message is a constant
+// text. Package main and readpassword keep formatted messages where they
+// print the reference's text to the terminal (scripts and users read
+// those lines whole).
+func TestStructuredLogs(t *testing.T) {
+	allowed := map[string]string{
+		"internal/readpassword/readpassword.go": "the reference's prompts and notices on the terminal",
+	}
+	goFiles(t, 0, func(path string, f *ast.File) {
+		if allowed[filepath.ToSlash(path)] != "" {
+			return
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) == 0 {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || !slices.Contains([]string{"Debug", "Info", "Warn", "Error"}, sel.Sel.Name) {
+				return true
+			}
+			if inner, ok := call.Args[0].(*ast.CallExpr); ok {
+				if fn, ok := inner.Fun.(*ast.SelectorExpr); ok {
+					if x, ok := fn.X.(*ast.Ident); ok && x.Name == "fmt" {
+						t.Errorf("%s: %s(fmt.%s(...)): log a constant message with attributes", path, sel.Sel.Name, fn.Sel.Name)
+					}
+				}
+			}
+			return true
+		})
+	})
+}
+
 // goFiles calls fn for every non-test Go file below internal/ except those
 // of the package directories in skip.
 func goFiles(t *testing.T, mode parser.Mode, fn func(path string, f *ast.File), skip ...string) {

@@ -137,7 +137,7 @@ func (f *File) sizes() (cs, ps uint64, err error) {
 	}
 	ps, problem := f.ce.CipherSizeToPlainSizeCheck(cs)
 	if problem != contentenc.SizeOK && !f.e.warnedSize.Swap(true) {
-		f.log.Warn(fmt.Sprintf("inode %d: %v", f.ino, problem),
+		f.log.Warn("abnormal ciphertext size", "problem", problem.String(),
 			"ino", f.ino, "cipherSize", cs, "plainSize", ps)
 	}
 	return cs, ps, nil

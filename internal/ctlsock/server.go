@@ -95,7 +95,7 @@ func removeStale(path string, log *slog.Logger) error {
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		return fmt.Errorf("ctlsock: probing %s: %w", path, err)
 	}
-	log.Info(fmt.Sprintf("ctlsock: removing stale socket %s", path))
+	log.Info("ctlsock: removing stale socket", "path", path)
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("ctlsock: removing stale socket: %w", err)
 	}
@@ -136,7 +136,7 @@ func (s *Server) acceptLoop(t Translator) {
 		c, err := s.ln.Accept()
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) {
-				s.log.Warn(fmt.Sprintf("ctlsock: accept: %v", err))
+				s.log.Warn("ctlsock: accept failed, no more requests", "err", err)
 			}
 			return
 		}
@@ -176,7 +176,7 @@ func (s *Server) serveConn(c net.Conn, t Translator) {
 	for {
 		n, err := c.Read(buf)
 		if n >= MaxRequestLen {
-			s.log.Warn(fmt.Sprintf("ctlsock: request of %d bytes or more, closing connection", MaxRequestLen))
+			s.log.Warn("ctlsock: request too long, closing connection", "maxBytes", MaxRequestLen)
 			return
 		}
 		if n > 0 {
