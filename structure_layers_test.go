@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,5 +71,54 @@ func TestOneHelper(t *testing.T) {
 				t.Errorf("%s declares %s: %s", sf.path, fd.Name.Name, o.why)
 			}
 		}
+	}
+}
+
+// TestMountTableOnlyInMountinfo: what lies below CIPHERDIR (the mount
+// table, the filesystem type) is answered by package mountinfo alone. No
+// other Go file that is not a test (test helpers included) reads
+// /proc/self/mountinfo, undoes its octal escapes (\040 is a space) or
+// holds a filesystem magic number: neither a statfs constant of
+// x/sys/unix or syscall (..._MAGIC) nor a constant or variable of its own
+// named after one.
+func TestMountTableOnlyInMountinfo(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+			strings.HasPrefix(path, "internal/mountinfo/") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.BasicLit:
+				if x.Kind != token.STRING {
+					break
+				}
+				if strings.Contains(x.Value, "/proc/self/mountinfo") {
+					t.Errorf("%s reads /proc/self/mountinfo: use mountinfo.Read", path)
+				}
+				if strings.Contains(x.Value, `\040`) {
+					t.Errorf("%s undoes the mount table's escapes: use mountinfo.Unescape", path)
+				}
+			case *ast.SelectorExpr:
+				if id, ok := x.X.(*ast.Ident); ok && (id.Name == "unix" || id.Name == "syscall") && strings.HasSuffix(x.Sel.Name, "_MAGIC") {
+					t.Errorf("%s uses %s.%s: ask mountinfo (CloseIsNoop, IsFUSE, Detect) about filesystem types", path, id.Name, x.Sel.Name)
+				}
+			case *ast.ValueSpec:
+				for _, id := range x.Names {
+					if strings.Contains(strings.ToLower(id.Name), "magic") {
+						t.Errorf("%s declares %s: filesystem magic numbers live in mountinfo", path, id.Name)
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
