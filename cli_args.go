@@ -17,7 +17,6 @@ import (
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fuseserve"
-	"gocryptfs/internal/stupidgcm"
 )
 
 // argContainer holds the parsed command line (docs/cli.md section 3). Field
@@ -350,7 +349,7 @@ func (a *argContainer) validateBackends() error {
 	case "auto":
 		a.backend = cryptocore.BackendAuto
 	case "true":
-		if !stupidgcm.Available {
+		if !cryptocore.BackendOpenSSL.Available() {
 			return exitcodes.Errorf(exitcodes.OpenSSL, "-openssl=true: this binary was compiled without OpenSSL support")
 		}
 		a.backend = cryptocore.BackendOpenSSL

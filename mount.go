@@ -27,6 +27,7 @@ import (
 	"gocryptfs/internal/fusefrontend_reverse"
 	"gocryptfs/internal/fuseserve"
 	"gocryptfs/internal/memrelease"
+	"gocryptfs/internal/mountinfo"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/tlog"
@@ -83,8 +84,8 @@ func checkMountpoint(a *argContainer) error {
 	}
 	// Mounting over a mount would hide it; -nonempty is no way around
 	// that (it is about files, not mounts).
-	if fstype, ok := isMountPoint(mpr); ok {
-		return fail("Invalid mountpoint: %s is already a mount point (%s). Unmount it first, or choose another directory.", mp, fstype)
+	if m, ok := mountinfo.IsMountPoint(mpr); ok {
+		return fail("Invalid mountpoint: %s is already a mount point (%s). Unmount it first, or choose another directory.", mp, m.FSType)
 	}
 	if !a.nonempty {
 		if err := checkDirEmpty(mp); err != nil {

@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"gocryptfs/internal/backingfs"
+	"gocryptfs/internal/mountinfo"
 	"gocryptfs/internal/tlog"
 )
 
@@ -15,13 +15,13 @@ import (
 // does not enforce byte-range locks between them, and suggests
 // -sharedstorage on a network filesystem.
 func warnBackingFS(e *env, dir string, mounting, sharedstorage bool) {
-	info, err := backingfs.Detect(dir)
+	info, err := mountinfo.Detect(dir)
 	if err != nil {
 		e.log.Debug("cannot tell the backing filesystem", "err", err)
 		return
 	}
 	if !mounting {
-		if m := backingfs.SyncFolder(dir); m != "" {
+		if m := mountinfo.SyncFolder(dir); m != "" {
 			e.log.Warn(fmt.Sprintf("CIPHERDIR is inside a folder synchronised by a sync tool (found %s). "+
 				"Changes made on two machines before they synced show up as conflict copies in the mount. "+
 				"If the sync service limits the length of names or paths, create the filesystem with -longnamemax (e.g. -longnamemax 62).", m), tlog.Yellow())
@@ -31,10 +31,10 @@ func warnBackingFS(e *env, dir string, mounting, sharedstorage bool) {
 		return
 	}
 	switch {
-	case sharedstorage && info.Locks == backingfs.LocksNotShared:
+	case sharedstorage && info.Locks == mountinfo.LocksNotShared:
 		e.log.Warn(fmt.Sprintf("-sharedstorage: CIPHERDIR is on %s, which does not pass byte-range locks between machines. "+
 			"Mounts on this machine are protected against each other, but a mount on another machine writing the same file at the same time can corrupt it.", info.Name), tlog.Yellow())
-	case sharedstorage && info.Locks == backingfs.LocksUnknown:
+	case sharedstorage && info.Locks == mountinfo.LocksUnknown:
 		e.log.Warn(fmt.Sprintf("-sharedstorage: CIPHERDIR is on %s; whether it enforces byte-range locks between machines is unknown, "+
 			"so concurrent writes from two machines may not be safe.", info.Name), tlog.Yellow())
 	case !sharedstorage:

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"gocryptfs/internal/buildinfo"
-	"gocryptfs/internal/stupidgcm"
+	"gocryptfs/internal/cryptocore"
 )
 
 // programVersion is the version this binary reports, also recorded as the
@@ -14,7 +14,7 @@ func programVersion() string { return buildinfo.Version() }
 // versionLine is the -version output (docs/cli.md 6.4) without the newline.
 func versionLine() string {
 	v := programVersion()
-	if !stupidgcm.Available {
+	if !cryptocore.BackendOpenSSL.Available() {
 		v += " without_openssl"
 	}
 	race := ""

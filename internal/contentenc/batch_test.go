@@ -17,7 +17,7 @@ import (
 // batchCiphers are the ciphers with an OpenSSL backend.
 var batchCiphers = []cryptocore.ContentCipher{cryptocore.AESGCM, cryptocore.XChaCha20Poly1305}
 
-// perBlock hides stupidgcm.BatchAEAD, so that contentenc takes the
+// perBlock hides cryptocore.BatchAEAD, so that contentenc takes the
 // per-block path with the same (OpenSSL) AEAD: the behaviour before the
 // batch path existed, which the batch path must reproduce exactly.
 type perBlock struct{ cipher.AEAD }
@@ -48,7 +48,7 @@ func makeTrio(t testing.TB, c cryptocore.ContentCipher) (tr backendTrio, ok bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := cc.AEAD.(stupidgcm.BatchAEAD); !ok {
+	if _, ok := cc.AEAD.(cryptocore.BatchAEAD); !ok {
 		t.Fatalf("%v OpenSSL AEAD %T does not implement BatchAEAD", c, cc.AEAD)
 	}
 	batch, err := New(cc, Options{})

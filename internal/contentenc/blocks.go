@@ -1,12 +1,13 @@
 package contentenc
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
 	"sync"
 
-	"gocryptfs/internal/stupidgcm"
+	"gocryptfs/internal/cryptocore"
 )
 
 const (
@@ -115,7 +116,7 @@ func (ce *ContentEnc) PlainLen(cipherLen int) int {
 // be shorter) with fresh random nonces, and appends the ciphertext blocks
 // (CipherLen(len(plain)) bytes) to dst. plain must not overlap dst's spare
 // capacity. Large inputs are sealed by several goroutines in parallel;
-// with an AEAD that implements stupidgcm.BatchAEAD (the OpenSSL backends)
+// with an AEAD that implements cryptocore.BatchAEAD (the OpenSSL backends)
 // each goroutine seals its share in one batch call. It allocates only if
 // dst lacks capacity, plus a constant few small objects when it goes
 // parallel.
@@ -160,7 +161,7 @@ func (ce *ContentEnc) encryptBlocks(dst, plain []byte, firstBlockNo uint64, file
 // block's slice is capped at its exact end, so concurrent calls on disjoint
 // ranges never touch each other's bytes.
 func (ce *ContentEnc) encryptRange(out, plain []byte, lo, hi int, firstBlockNo uint64, fileID, block0IV []byte) {
-	if b, ok := ce.aead.(stupidgcm.BatchAEAD); ok {
+	if b, ok := ce.aead.(cryptocore.BatchAEAD); ok {
 		ce.encryptRangeBatch(b, out, plain, lo, hi, firstBlockNo, fileID, block0IV)
 		return
 	}
@@ -185,7 +186,7 @@ func (ce *ContentEnc) encryptRange(out, plain []byte, lo, hi int, firstBlockNo u
 // firstBlockNo, and appends the plaintext to dst. Holes decrypt to zeros
 // (see DecryptBlock). ciphertext must not overlap dst's spare capacity.
 // Large inputs are opened by several goroutines in parallel; with a
-// stupidgcm.BatchAEAD each goroutine opens its share in one batch call per
+// cryptocore.BatchAEAD each goroutine opens its share in one batch call per
 // run of blocks between holes.
 //
 // On error (wrapping ErrCorruptBlock, for the lowest-numbered bad block)
@@ -238,7 +239,7 @@ func (ce *ContentEnc) DecryptBlocks(dst, ciphertext []byte, firstBlockNo uint64,
 func (ce *ContentEnc) decryptRange(out, ciphertext []byte, lo, hi int, firstBlockNo uint64, fileID []byte) (int, error) {
 	s := ce.getScratch()
 	defer ce.putScratch(s)
-	if b, ok := ce.aead.(stupidgcm.BatchAEAD); ok {
+	if b, ok := ce.aead.(cryptocore.BatchAEAD); ok {
 		return ce.decryptRangeBatch(b, out, ciphertext, lo, hi, firstBlockNo, fileID, s)
 	}
 	for i := lo; i < hi; i++ {
@@ -269,7 +270,7 @@ func (ce *ContentEnc) decryptOne(out, ciphertext []byte, i int, firstBlockNo uin
 	return nil
 }
 
-// The batch paths below serve AEADs that implement stupidgcm.BatchAEAD (the
+// The batch paths below serve AEADs that implement cryptocore.BatchAEAD (the
 // OpenSSL backends), where every Seal or Open is a cgo call: each share of
 // a multi-block call then costs one cgo call instead of one per block. The
 // Go AEADs gain nothing from batching and keep the per-block loops above.
@@ -305,7 +306,7 @@ func (ce *ContentEnc) getBatchScratch() *batchScratch {
 // blocks. The nonces are drawn (or derived) exactly as in the per-block
 // loop, so the output has the same form; each block still gets its own
 // NonceSource.Fill, which guarantees a nonce that is not all zero.
-func (ce *ContentEnc) encryptRangeBatch(b stupidgcm.BatchAEAD, out, plain []byte, lo, hi int, firstBlockNo uint64, fileID, block0IV []byte) {
+func (ce *ContentEnc) encryptRangeBatch(b cryptocore.BatchAEAD, out, plain []byte, lo, hi int, firstBlockNo uint64, fileID, block0IV []byte) {
 	bs := ce.getBatchScratch()
 	defer ce.batchScratch.Put(bs)
 	// Longer file IDs, which the format never has, get a fresh copy.
@@ -344,7 +345,7 @@ func (ce *ContentEnc) batchable(ciphertext []byte, i int) bool {
 // decryptRangeBatch is decryptRange with one OpenBatch call per run of
 // batchable blocks; holes and malformed blocks between the runs go through
 // decryptOne. The scan costs one look at each nonce.
-func (ce *ContentEnc) decryptRangeBatch(b stupidgcm.BatchAEAD, out, ciphertext []byte, lo, hi int, firstBlockNo uint64, fileID []byte, s *scratch) (int, error) {
+func (ce *ContentEnc) decryptRangeBatch(b cryptocore.BatchAEAD, out, ciphertext []byte, lo, hi int, firstBlockNo uint64, fileID []byte, s *scratch) (int, error) {
 	bs := ce.getBatchScratch()
 	defer ce.batchScratch.Put(bs)
 	fid := append(bs.fileID[:0], fileID...) // see batchScratch
@@ -360,9 +361,10 @@ func (ce *ContentEnc) decryptRangeBatch(b stupidgcm.BatchAEAD, out, ciphertext [
 			p, err := b.OpenBatch(out[off:off:off+plen], c, DefaultBS, firstBlockNo+uint64(i), fid)
 			if err != nil {
 				bad := i
-				if be, ok := err.(*stupidgcm.BlockError); ok {
-					bad += be.Index
-					err = be.Err
+				var be cryptocore.BatchError
+				if errors.As(err, &be) {
+					bad += be.BatchIndex()
+					err = be.Unwrap()
 				}
 				return bad, &CorruptBlockError{BlockNo: firstBlockNo + uint64(bad), Err: err}
 			}

@@ -3,6 +3,12 @@
 // (AES-256-GCM with 16-byte nonces, AES-SIV-512 or XChaCha20-Poly1305), with
 // subkeys derived as in docs/format.md section 3.
 //
+// It is also where the layers above learn what the crypto layer offers:
+// which AEAD backends this binary has (Backend.Available, AutoBackend),
+// and the contracts of content AEADs beyond cipher.AEAD (BatchAEAD and
+// its BatchError), which package stupidgcm's OpenSSL AEADs satisfy. Above
+// cryptocore, nothing needs to import stupidgcm.
+//
 // The package holds no global state; every CryptoCore is independent and
 // safe for concurrent use.
 package cryptocore
@@ -96,6 +102,19 @@ func (b Backend) String() string {
 	return fmt.Sprintf("Backend(%d)", int(b))
 }
 
+// Available reports whether backend b is compiled into this binary:
+// BackendGo always is, and so BackendAuto, which falls back to it;
+// BackendOpenSSL only in a cgo build without the tag without_openssl.
+func (b Backend) Available() bool {
+	switch b {
+	case BackendAuto, BackendGo:
+		return true
+	case BackendOpenSSL:
+		return stupidgcm.Available
+	}
+	return false
+}
+
 // HasAESGCMHardware reports whether the CPU has AES and carry-less multiply
 // instructions, which make Go's assembly AES-GCM the fastest choice.
 func HasAESGCMHardware() bool {
@@ -134,7 +153,7 @@ func HasAESGCMHardware() bool {
 // keep Go, which needs no cgo call; on arm64, where Go has no Poly1305
 // assembly, OpenSSL may well be faster: gocryptfs -speed there tells.
 func AutoBackend(c ContentCipher) Backend {
-	if !stupidgcm.Available {
+	if !BackendOpenSSL.Available() {
 		return BackendGo
 	}
 	switch c {

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"sync"
 )
 
@@ -224,7 +225,8 @@ func (s *sivAEAD) Seal(dst, nonce, plaintext, ad []byte) []byte {
 	if len(nonce) != 16 {
 		panic("cryptocore: AES-SIV nonce must be 16 bytes")
 	}
-	ret, out := sliceForAppend(dst, 16+len(plaintext))
+	ret := slices.Grow(dst, 16+len(plaintext))[:len(dst)+16+len(plaintext)]
+	out := ret[len(dst):]
 	sc := s.getScratch()
 	s.s2v(sc, ad, nonce, plaintext)
 	copy(out[16:], plaintext) // memmove: fine if they overlap
@@ -248,7 +250,8 @@ func (s *sivAEAD) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
 	defer s.putScratch(sc)
 	var tag [16]byte
 	copy(tag[:], ciphertext[:16])
-	ret, out := sliceForAppend(dst, len(ciphertext)-16)
+	ret := slices.Grow(dst, len(ciphertext)-16)[:len(dst)+len(ciphertext)-16]
+	out := ret[len(dst):]
 	copy(out, ciphertext[16:]) // memmove: fine if they overlap
 	sc.v = tag
 	s.ctrXOR(sc, out)
@@ -270,17 +273,6 @@ func (s *sivAEAD) Wipe() {
 	if s.ctrNonce != nil {
 		*s.ctrNonce = gcmNonceTable{}
 	}
-}
-
-// sliceForAppend extends in by n bytes, reusing its capacity when possible.
-func sliceForAppend(in []byte, n int) (head, tail []byte) {
-	if total := len(in) + n; cap(in) >= total {
-		head = in[:total]
-	} else {
-		head = make([]byte, total)
-		copy(head, in)
-	}
-	return head, head[len(in):]
 }
 
 // AES-CTR through AES-GCM.

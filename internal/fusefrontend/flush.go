@@ -3,7 +3,6 @@ package fusefrontend
 import (
 	"context"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -17,7 +16,7 @@ import (
 
 // FLUSH is sent on every close(2) of a descriptor, one round trip per
 // closed file (a tenth of the requests of an untar). On the local
-// filesystems in noFlushFS, closing a descriptor of the backing file does
+// filesystems of mountinfo.CloseIsNoop, closing a backing descriptor does
 // nothing but release it, so the frontend answers the first FLUSH with
 // ENOSYS and the kernel stops sending them for the whole mount
 // (fuse_flush sets fc->no_flush). What close(2) must still do happens
@@ -41,16 +40,6 @@ import (
 //
 // Flush takes no lock of the write path (docs/internals.md, section 9).
 
-// noFlushFS are the statfs magics of the filesystems whose close of a
-// descriptor (that is not the last) does nothing.
-var noFlushFS = []int64{
-	unix.TMPFS_MAGIC,
-	unix.EXT4_SUPER_MAGIC, // also ext2 and ext3
-	unix.XFS_SUPER_MAGIC,
-	unix.BTRFS_SUPER_MAGIC,
-	unix.F2FS_SUPER_MAGIC,
-}
-
 // flushNeeded decides whether FLUSH requests are answered (see above) for
 // the CIPHERDIR open as rootFd. A filesystem mounted somewhere below
 // CIPHERDIR could be a network filesystem, so a CIPHERDIR with mounts
@@ -64,7 +53,7 @@ func flushNeeded(args Args, rootFd int) bool {
 	if err := syscallcompat.Retry(func() error { return unix.Fstatfs(rootFd, &sfs) }); err != nil {
 		return true
 	}
-	if !slices.Contains(noFlushFS, int64(sfs.Type)) {
+	if !mountinfo.CloseIsNoop(int64(sfs.Type)) {
 		return true
 	}
 	return hasMountsBelow(args.CipherDir)

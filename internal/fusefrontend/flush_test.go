@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/mountinfo"
 )
 
 // flushCases are the FLUSH modes a close-time test runs in: refused
@@ -35,7 +36,7 @@ func localCipherDir(t *testing.T, dir string) bool {
 	if err := unix.Statfs(dir, &sfs); err != nil {
 		t.Fatal(err)
 	}
-	return slices.Contains(noFlushFS, int64(sfs.Type))
+	return mountinfo.CloseIsNoop(int64(sfs.Type))
 }
 
 // TestFlushMode checks who gets FLUSH refused: a CIPHERDIR on a local

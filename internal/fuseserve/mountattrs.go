@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"gocryptfs/internal/mountinfo"
 	"gocryptfs/internal/mountopts"
 )
 
@@ -26,7 +27,7 @@ func applyMountAttrs(dir string, a mountopts.MountAttrs) error {
 	if err := unix.Fstatfs(fd, &sfs); err != nil {
 		return fmt.Errorf("statfs mount point: %w", err)
 	}
-	if sfs.Type != fuseSuperMagic {
+	if !mountinfo.IsFUSE(int64(sfs.Type)) {
 		return fmt.Errorf("%s is not a FUSE mount (f_type %#x)", dir, sfs.Type)
 	}
 	if a.Lazytime != 0 {

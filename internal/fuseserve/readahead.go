@@ -7,10 +7,9 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-)
 
-// fuseSuperMagic is f_type of a FUSE mount in statfs(2).
-const fuseSuperMagic = 0x65735546
+	"gocryptfs/internal/mountinfo"
+)
 
 // bdiReadAheadPath returns the sysfs file that holds the readahead window
 // of the FUSE mount on dir: /sys/class/bdi/MAJOR:MINOR/read_ahead_kb, named
@@ -31,7 +30,7 @@ func bdiReadAheadPath(dir string) (string, error) {
 	if err := unix.Statfs(dir, &sfs); err != nil {
 		return "", fmt.Errorf("statfs %s: %w", dir, err)
 	}
-	if sfs.Type != fuseSuperMagic {
+	if !mountinfo.IsFUSE(int64(sfs.Type)) {
 		return "", fmt.Errorf("%s is not a FUSE mount (f_type %#x)", dir, sfs.Type)
 	}
 	dev := uint64(st.Dev)

@@ -4,43 +4,21 @@ import (
 	"crypto/cipher"
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
-// BatchAEAD is implemented by AEADs that can process many consecutive
-// gocryptfs content blocks of one file in one call (for the OpenSSL
-// backends: one cgo call instead of one per block).
-//
-// The layout is that of docs/format.md 4.3 for AES-GCM and XChaCha20-Poly1305:
-// plaintext is cut into blocks of blockSize bytes (only the last may be
-// shorter), block i (numbered firstBlock+i in the file) is sealed with
-// associated data BE64(firstBlock+i) ‖ fileID, and its ciphertext block is
-// nonce ‖ ciphertext ‖ tag, NonceSize()+n+Overhead() bytes.
-//
-// Package contentenc uses it through a type assertion; the functions
-// SealBatch and OpenBatch below do that and fall back to a loop over Seal
-// and Open for any other cipher.AEAD, with identical results.
-type BatchAEAD interface {
+// batchAEAD is the method set of cryptocore.BatchAEAD, whose contract
+// (docs/format.md 4.3 layout, aliasing, errors) the batch methods of AEAD
+// and the helpers below follow. cryptocore builds on this package, so the
+// interface cannot be named here; the helpers look for these methods.
+type batchAEAD interface {
 	cipher.AEAD
-
-	// SealBatch appends the ciphertext blocks of plaintext to dst and
-	// returns the extended slice. nonces holds one NonceSize() nonce per
-	// block, in order (len(nonces) >= blocks*NonceSize()). plaintext may
-	// be dst[len(dst):] exactly (in-place sealing, which needs capacity for
-	// the expanded output); any other overlap of the output with plaintext,
-	// nonces or fileID panics, as do a short nonces slice or blockSize <= 0.
 	SealBatch(dst, nonces, plaintext []byte, blockSize int, firstBlock uint64, fileID []byte) []byte
-
-	// OpenBatch decrypts the ciphertext blocks in ciphertext, appends the
-	// plaintext to dst and returns the extended slice. If block i fails
-	// authentication (or the last block is shorter than nonce plus tag),
-	// it returns dst extended by the plaintext of blocks 0..i-1 only, and a
-	// *BlockError; the output space of block i is zeroed. ciphertext may
-	// start exactly at dst[len(dst):] (in-place opening); in that case the
-	// ciphertext of a failing block is destroyed, later blocks stay intact.
 	OpenBatch(dst, ciphertext []byte, blockSize int, firstBlock uint64, fileID []byte) ([]byte, error)
 }
 
-// BlockError reports which block of a batch failed to open.
+// BlockError reports which block of a batch failed to open. It is the
+// cryptocore.BatchError of this package's OpenBatch.
 type BlockError struct {
 	// Index is the position of the block in the batch (0-based).
 	Index int
@@ -55,14 +33,17 @@ func (e *BlockError) Error() string {
 	return fmt.Sprintf("block %d: %v", e.Block, e.Err)
 }
 
+// BatchIndex returns Index (cryptocore.BatchError).
+func (e *BlockError) BatchIndex() int { return e.Index }
+
 // Unwrap returns Err, so errors.Is(err, ErrAuth) works.
 func (e *BlockError) Unwrap() error { return e.Err }
 
 // SealBatch seals plaintext as consecutive content blocks with a, using
-// a's own SealBatch when it implements BatchAEAD and a loop over a.Seal
-// otherwise. The contract is that of BatchAEAD.SealBatch.
+// a's own SealBatch when it has one and a loop over a.Seal otherwise. The
+// contract is that of cryptocore.BatchAEAD.SealBatch.
 func SealBatch(a cipher.AEAD, dst, nonces, plaintext []byte, blockSize int, firstBlock uint64, fileID []byte) []byte {
-	if b, ok := a.(BatchAEAD); ok {
+	if b, ok := a.(batchAEAD); ok {
 		return b.SealBatch(dst, nonces, plaintext, blockSize, firstBlock, fileID)
 	}
 	ns, ov := a.NonceSize(), a.Overhead()
@@ -89,10 +70,11 @@ func SealBatch(a cipher.AEAD, dst, nonces, plaintext []byte, blockSize int, firs
 }
 
 // OpenBatch opens consecutive content blocks with a, using a's own
-// OpenBatch when it implements BatchAEAD and a loop over a.Open otherwise.
-// The contract is that of BatchAEAD.OpenBatch.
+// OpenBatch when it has one and a loop over a.Open otherwise. The contract
+// is that of cryptocore.BatchAEAD.OpenBatch; a failing block gives a
+// *BlockError.
 func OpenBatch(a cipher.AEAD, dst, ciphertext []byte, blockSize int, firstBlock uint64, fileID []byte) ([]byte, error) {
-	if b, ok := a.(BatchAEAD); ok {
+	if b, ok := a.(batchAEAD); ok {
 		return b.OpenBatch(dst, ciphertext, blockSize, firstBlock, fileID)
 	}
 	ns, ov := a.NonceSize(), a.Overhead()
@@ -139,7 +121,9 @@ func prepSealBatch(ns, ov int, dst, nonces, plaintext []byte, blockSize int, fil
 	if len(nonces) < nblocks*ns {
 		panic("stupidgcm: SealBatch: not enough nonces")
 	}
-	ret, out = sliceForAppend(dst, len(plaintext)+nblocks*(ns+ov))
+	n := len(plaintext) + nblocks*(ns+ov)
+	ret = slices.Grow(dst, n)[:len(dst)+n]
+	out = ret[len(dst):]
 	inPlace = len(plaintext) > 0 && &out[0] == &plaintext[0]
 	if !inPlace && anyOverlap(out, plaintext) {
 		panic("stupidgcm: SealBatch: invalid buffer overlap")
@@ -166,7 +150,8 @@ func prepOpenBatch(ns, ov int, dst, ciphertext []byte, blockSize int, fileID []b
 	} else if rest > 0 {
 		short = true
 	}
-	ret, out = sliceForAppend(dst, plainLen)
+	ret = slices.Grow(dst, plainLen)[:len(dst)+plainLen]
+	out = ret[len(dst):]
 	inPlace = len(out) > 0 && &out[0] == &ciphertext[0]
 	if !inPlace && anyOverlap(out, ciphertext) {
 		panic("stupidgcm: OpenBatch: invalid buffer overlap")

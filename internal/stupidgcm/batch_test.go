@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// goOnly hides a BatchAEAD implementation so that the generic loop runs.
+// goOnly hides the batch methods of an AEAD so that the generic loop runs.
 type goOnly struct{ cipher.AEAD }
 
 // batchImpls returns, for each cipher, the AEADs whose batch paths are

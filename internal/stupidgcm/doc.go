@@ -1,8 +1,8 @@
 // Package stupidgcm provides OpenSSL (libcrypto, through cgo)
 // implementations of AES-256-GCM with 16-byte nonces, ChaCha20-Poly1305 and
-// XChaCha20-Poly1305 behind Go's cipher.AEAD interface, plus a batch
-// interface (BatchAEAD) that seals or opens many consecutive gocryptfs
-// content blocks in one call.
+// XChaCha20-Poly1305 behind Go's cipher.AEAD interface, whose AEADs also
+// seal or open many consecutive gocryptfs content blocks in one call
+// (SealBatch and OpenBatch, the contract cryptocore.BatchAEAD states).
 //
 // Every Seal and Open is a single cgo call into a C function that performs
 // all EVP steps; OpenSSL contexts are keyed once and pooled, so the hot path
@@ -12,6 +12,9 @@
 // compiles without cgo; Available is then false and every constructor
 // returns ErrNotCompiled. The batch helpers SealBatch and OpenBatch work in
 // both builds and with any cipher.AEAD.
+//
+// Callers outside the crypto layer ask cryptocore (Backend.Available,
+// BatchAEAD) rather than this package.
 package stupidgcm
 
 import "errors"

@@ -12,6 +12,7 @@ import (
 	"crypto/cipher"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -121,8 +122,9 @@ func (s *state) wipe() {
 	clear(s.key[:])
 }
 
-// AEAD is an OpenSSL-backed cipher.AEAD that also implements BatchAEAD. It
-// is safe for concurrent use.
+// AEAD is an OpenSSL-backed cipher.AEAD that also implements
+// cryptocore.BatchAEAD (SealBatch and OpenBatch). It is safe for
+// concurrent use.
 type AEAD struct {
 	alg       C.int
 	nonceSize int
@@ -130,7 +132,7 @@ type AEAD struct {
 	st        *state
 }
 
-var _ BatchAEAD = (*AEAD)(nil)
+var _ batchAEAD = (*AEAD)(nil)
 
 func newAEAD(id algID, key []byte, perCall bool) (*AEAD, error) {
 	alg := C.int(id)
@@ -204,7 +206,8 @@ func (a *AEAD) Seal(dst, nonce, plaintext, ad []byte) []byte {
 	if uint64(len(plaintext)) > a.maxPlain {
 		panic("stupidgcm: message too large for Seal")
 	}
-	ret, out := sliceForAppend(dst, len(plaintext)+TagSize)
+	ret := slices.Grow(dst, len(plaintext)+TagSize)[:len(dst)+len(plaintext)+TagSize]
+	out := ret[len(dst):]
 	if inexactOverlap(out, plaintext) {
 		panic("stupidgcm: invalid buffer overlap")
 	}
@@ -233,7 +236,8 @@ func (a *AEAD) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
 		return nil, ErrAuth
 	}
 	n := len(ciphertext) - TagSize
-	ret, out := sliceForAppend(dst, n)
+	ret := slices.Grow(dst, n)[:len(dst)+n]
+	out := ret[len(dst):]
 	if inexactOverlap(out, ciphertext) {
 		panic("stupidgcm: invalid buffer overlap")
 	}
@@ -252,7 +256,7 @@ func (a *AEAD) Open(dst, nonce, ciphertext, ad []byte) ([]byte, error) {
 	return nil, fmt.Errorf("stupidgcm: OpenSSL decryption failed")
 }
 
-// SealBatch implements BatchAEAD in one cgo call.
+// SealBatch implements cryptocore.BatchAEAD in one cgo call.
 func (a *AEAD) SealBatch(dst, nonces, plaintext []byte, blockSize int, firstBlock uint64, fileID []byte) []byte {
 	if uint64(blockSize) > a.maxPlain {
 		panic("stupidgcm: block size too large")
@@ -271,7 +275,7 @@ func (a *AEAD) SealBatch(dst, nonces, plaintext []byte, blockSize int, firstBloc
 	return ret
 }
 
-// OpenBatch implements BatchAEAD in one cgo call.
+// OpenBatch implements cryptocore.BatchAEAD in one cgo call.
 func (a *AEAD) OpenBatch(dst, ciphertext []byte, blockSize int, firstBlock uint64, fileID []byte) ([]byte, error) {
 	if uint64(blockSize) > a.maxPlain {
 		panic("stupidgcm: block size too large")

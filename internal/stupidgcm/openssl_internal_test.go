@@ -49,7 +49,7 @@ func BenchmarkContexts(b *testing.B) {
 	}
 }
 
-// loopOnly hides BatchAEAD so that SealBatch/OpenBatch loop over Seal/Open.
+// loopOnly hides the batch methods so that SealBatch/OpenBatch loop over Seal/Open.
 type loopOnly struct{ cipher.AEAD }
 
 // BenchmarkBatch compares 256 blocks sealed/opened in one cgo call with

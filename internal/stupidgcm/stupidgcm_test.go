@@ -263,7 +263,7 @@ func TestNoAllocs(t *testing.T) {
 					t.Errorf("%s: %v allocations per call", c.name, n)
 				}
 			}
-			b := a.(BatchAEAD)
+			b := a.(batchAEAD)
 			nonces := randBytes(16 * a.NonceSize())
 			big := randBytes(16 * 4096)
 			sealed := make([]byte, 0, 16*(4096+a.NonceSize()+16))

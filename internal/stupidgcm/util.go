@@ -2,18 +2,6 @@ package stupidgcm
 
 import "unsafe"
 
-// sliceForAppend extends in by n bytes, reusing its capacity when possible,
-// and returns the whole slice and the new tail.
-func sliceForAppend(in []byte, n int) (head, tail []byte) {
-	if total := len(in) + n; cap(in) >= total {
-		head = in[:total]
-	} else {
-		head = make([]byte, total)
-		copy(head, in)
-	}
-	return head, head[len(in):]
-}
-
 // anyOverlap reports whether x and y share memory.
 func anyOverlap(x, y []byte) bool {
 	return len(x) > 0 && len(y) > 0 &&

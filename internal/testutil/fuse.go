@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/mountinfo"
 )
 
 // RequireFuse skips the test when /dev/fuse is absent, and only then.
@@ -70,15 +72,12 @@ func MountLine(dir string) string {
 		return ""
 	}
 	for l := range strings.SplitSeq(string(data), "\n") {
-		if f := strings.Fields(l); len(f) >= 3 && mountsUnescaper.Replace(f[1]) == dir {
+		if f := strings.Fields(l); len(f) >= 3 && mountinfo.Unescape(f[1]) == dir {
 			return l
 		}
 	}
 	return ""
 }
-
-// mountsUnescaper undoes the octal escapes of /proc/self/mounts.
-var mountsUnescaper = strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
 
 // MountTmpfs mounts a tmpfs with the given mount options (like
 // "size=256k,nr_inodes=200") on dir, for tests that need a small or full
@@ -102,9 +101,6 @@ func MountTmpfs(t testing.TB, dir, options string) {
 // umount -f does, and the only way out of a request that nobody answers).
 const fuseCtlDir = "/sys/fs/fuse/connections"
 
-// fuseCtlMagic is fusectl's statfs f_type (FUSE_CTL_SUPER_MAGIC).
-const fuseCtlMagic = 0x65735543
-
 // ConnAbortFile returns the fusectl abort file of the FUSE mount on mnt
 // (see ConnAbort).
 func ConnAbortFile(tb testing.TB, mnt string) string {
@@ -125,11 +121,7 @@ func ConnAbortFile(tb testing.TB, mnt string) string {
 // end where it was not mounted before.
 func ConnAbort(tb testing.TB, conn uint32) string {
 	tb.Helper()
-	var sfs unix.Statfs_t
-	if err := unix.Statfs(fuseCtlDir, &sfs); err != nil {
-		tb.Fatalf("statfs %s: %v", fuseCtlDir, err)
-	}
-	if sfs.Type != fuseCtlMagic {
+	if m, ok := mountinfo.IsMountPoint(fuseCtlDir); !ok || m.FSType != "fusectl" {
 		if err := unix.Mount("fusectl", fuseCtlDir, "fusectl", 0, ""); err != nil && err != unix.EBUSY {
 			tb.Fatalf("mounting fusectl on %s: %v", fuseCtlDir, err)
 		}

@@ -1,4 +1,4 @@
-package backingfs
+package mountinfo
 
 import (
 	"os"
@@ -34,14 +34,33 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestParseMountinfo(t *testing.T) {
-	line := `36 35 98:0 /mnt1 /mnt/with\040space rw,noatime master:1 - fuse.sshfs user@127.0.0.1:/x rw,user_id=0`
-	mp, typ, opts, ok := parseMountinfo(line)
-	if !ok || mp != "/mnt/with space" || typ != "fuse.sshfs" || opts != "rw,noatime,rw,user_id=0" {
-		t.Errorf("got %q %q %q %v", mp, typ, opts, ok)
+// TestHolding: the mount holding a path is the one with the longest
+// mount point above it, the topmost of those; Detect takes its type and
+// both option lists from it.
+func TestHolding(t *testing.T) {
+	const info = `22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
+36 22 98:0 /mnt1 /mnt/with\040space rw,noatime master:1 - fuse.sshfs user@127.0.0.1:/x rw,user_id=0
+37 22 0:36 / /mnt/x rw - tmpfs tmpfs rw
+38 37 0:37 / /mnt/x rw - nfs srv:/e rw,vers=3,nolock
+`
+	mounts := mustParse(t, info)
+	for _, c := range []struct {
+		path string
+		id   int
+	}{
+		{"/", 22}, {"/mnt", 22}, {"/mnt/with space", 36}, {"/mnt/with space/a/b", 36},
+		{"/mnt/with", 22}, {"/mnt/x/y", 38}, {"/mnt/xy", 22},
+	} {
+		if m, ok := holding(mounts, c.path); !ok || m.ID != c.id {
+			t.Errorf("%s: held by %+v (%v), want mount %d", c.path, m, ok, c.id)
+		}
 	}
-	if _, _, _, ok := parseMountinfo("garbage"); ok {
-		t.Error("garbage parsed")
+	m, _ := holding(mounts, "/mnt/with space")
+	if m.FSType != "fuse.sshfs" || m.MountOptions+","+m.SuperOptions != "rw,noatime,rw,user_id=0" {
+		t.Errorf("got %+v", m)
+	}
+	if _, ok := holding(nil, "/"); ok {
+		t.Error("a path held by no mount of an empty table")
 	}
 }
 

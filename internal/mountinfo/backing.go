@@ -1,11 +1,21 @@
-// Package backingfs tells what kind of filesystem a CIPHERDIR lives on and
-// what that means when several machines use it: whether it is a network
-// filesystem, whether byte-range locks (which -sharedstorage relies on)
-// are enforced between machines, and whether the directory is a folder
-// that a sync tool (Syncthing, Dropbox, Nextcloud, ...) copies between
-// machines. main uses it to warn at -init and at mount time.
+package mountinfo
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"gocryptfs/internal/conflictname"
+)
+
+// Locks says whether byte-range locks work between machines, which
+// -sharedstorage relies on; main warns with it at -init and at mount
+// time.
 //
-// Lock behaviour between machines, as documented by each filesystem:
+// What each filesystem documents:
 //
 //   - NFSv4: locks are part of the protocol (RFC 7530 section 9); NFSv3
 //     needs the NLM lock manager (lockd/statd), usually running. A mount
@@ -20,21 +30,6 @@
 //     distributed locking.
 //
 // Local filesystems enforce locks between all mounts of this machine.
-package backingfs
-
-import (
-	"bufio"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
-
-	"golang.org/x/sys/unix"
-
-	"gocryptfs/internal/conflictname"
-)
-
-// Locks says whether byte-range locks work between machines.
 type Locks uint8
 
 const (
@@ -65,6 +60,11 @@ type Info struct {
 
 // Filesystem magic numbers (statfs f_type, linux/magic.h).
 const (
+	magicTmpfs   = 0x01021994
+	magicExt4    = 0xEF53 // also ext2 and ext3
+	magicXFS     = 0x58465342
+	magicBtrfs   = 0x9123683E
+	magicF2FS    = 0xF2F52010
 	magicNFS     = 0x6969
 	magicSMB     = 0x517B
 	magicCIFS    = 0xFF534D42
@@ -81,14 +81,17 @@ const (
 	magicOrangeF = 0x20030528
 )
 
-// Detect examines the filesystem that holds path.
+// Detect examines the filesystem that holds path (the user-given
+// CIPHERDIR): its statfs type, and the type and options of its entry in
+// the mount table (the mount whose mount point is the longest prefix of
+// the resolved path), where that can be read.
 func Detect(path string) (Info, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil {
 		return Info{}, fmt.Errorf("statfs %s: %w", path, err)
 	}
-	fstype, opts := mountEntry(path)
-	return classify(int64(st.Type), fstype, opts), nil
+	m, _ := holdingPath(path)
+	return classify(int64(st.Type), m.FSType, m.MountOptions+","+m.SuperOptions), nil
 }
 
 // classify maps a statfs magic number and, where known, the mount table's
@@ -139,85 +142,30 @@ func classify(magic int64, fstype, opts string) Info {
 	return Info{nameOr(fstype, fmt.Sprintf("0x%x", uint32(magic))), false, LocksLocal}
 }
 
+// CloseIsNoop reports whether on the filesystem of statfs type fType
+// closing a descriptor (one that is not the file's last) does nothing but
+// release it: the local filesystems tmpfs, ext2/3/4, XFS, Btrfs and F2FS.
+// A network filesystem (NFS, SMB, FUSE) uses the close as its
+// close-to-open flush point and reports write errors there, and any
+// filesystem not listed may do the same.
+func CloseIsNoop(fType int64) bool {
+	switch uint32(fType) {
+	case magicTmpfs, magicExt4, magicXFS, magicBtrfs, magicF2FS:
+		return true
+	}
+	return false
+}
+
+// IsFUSE reports whether statfs type fType is that of a FUSE mount.
+func IsFUSE(fType int64) bool {
+	return uint32(fType) == magicFUSE
+}
+
 func nameOr(s, def string) string {
 	if s == "" {
 		return def
 	}
 	return s
-}
-
-// mountEntry returns the type and options (super and mount options) of
-// the mount holding path, from /proc/self/mountinfo: the last mount whose
-// mount point is a prefix of the resolved path. Empty strings if unknown.
-func mountEntry(path string) (fstype, opts string) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", ""
-	}
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = r
-	}
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", ""
-	}
-	defer f.Close()
-	best := -1
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 64<<10), 1<<20)
-	for s.Scan() {
-		mp, typ, o, ok := parseMountinfo(s.Text())
-		if !ok || !within(abs, mp) || len(mp) < best {
-			continue
-		}
-		best, fstype, opts = len(mp), typ, o
-	}
-	return fstype, opts
-}
-
-// parseMountinfo parses one line of /proc/self/mountinfo (proc(5)): field
-// 5 is the mount point, then optional fields up to "-", then the type, the
-// source and the super options; field 6 holds the mount options.
-func parseMountinfo(line string) (mountPoint, fstype, opts string, ok bool) {
-	f := strings.Fields(line)
-	if len(f) < 10 {
-		return "", "", "", false
-	}
-	sep := -1
-	for i := 6; i < len(f); i++ {
-		if f[i] == "-" {
-			sep = i
-			break
-		}
-	}
-	if sep < 0 || sep+3 >= len(f) {
-		return "", "", "", false
-	}
-	return unescape(f[4]), f[sep+1], f[5] + "," + f[sep+3], true
-}
-
-// unescape decodes the octal escapes (\040 for space, ...) of mountinfo.
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v byte
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(v)
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func within(p, dir string) bool {
-	return dir == "/" || p == dir || strings.HasPrefix(p, dir+"/")
 }
 
 // SyncFolder returns the path of a sync tool's own file (conflictname.
