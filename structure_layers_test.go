@@ -21,6 +21,7 @@ func TestLayerImports(t *testing.T) {
 	for _, c := range []struct{ dir, forbidden, instead string }{
 		{".", "gocryptfs/internal/stupidgcm", "cryptocore.BackendOpenSSL.Available says whether OpenSSL is built in"},
 		{"internal/contentenc", "gocryptfs/internal/stupidgcm", "cryptocore.BatchAEAD and cryptocore.BatchError are the batch contracts"},
+		{"internal/ctlsock", "gocryptfs/internal/nametransform", "an undecryptable name is an error with Undecryptable() true (ctlsock.Translator)"},
 	} {
 		for _, path := range nonTestGoFiles(t, c.dir) {
 			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)

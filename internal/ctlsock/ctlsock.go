@@ -24,8 +24,6 @@ import (
 	"path"
 	"strings"
 	"syscall"
-
-	"gocryptfs/internal/nametransform"
 )
 
 // MaxRequestLen is the size of the server's read buffer. A read that
@@ -35,7 +33,10 @@ const MaxRequestLen = 5000
 
 // Translator maps paths between the plaintext view and the ciphertext
 // directory. The forward and the reverse RootNode both implement it. Paths
-// given to it are canonical: relative, cleaned, non-empty.
+// given to it are canonical: relative, cleaned, non-empty. An error says
+// "bad message" to the client when some error in its chain has a method
+// Undecryptable() bool that returns true (nametransform.ErrBadName does),
+// otherwise its errno or its text.
 type Translator interface {
 	// EncryptPath returns the ciphertext path of a plaintext path.
 	EncryptPath(plainPath string) (string, error)
@@ -178,13 +179,18 @@ func errResponse(errno int32, text string) Response {
 	return Response{ErrNo: errno, ErrText: text}
 }
 
+// undecryptable is implemented by the errors that say a name cannot be
+// decrypted (nametransform.ErrBadName): see Translator.
+type undecryptable interface{ Undecryptable() bool }
+
 // errnoOf maps a translation error to the ErrNo/ErrText pair: an
 // undecryptable name is -1 "bad message"; an error carrying an errno is
 // reported with that errno and its standard text (the context in the
 // message is dropped, as the reference does); anything else is -1 with the
 // error's message.
 func errnoOf(err error) (int32, string) {
-	if errors.Is(err, nametransform.ErrBadName) {
+	var u undecryptable
+	if errors.As(err, &u) && u.Undecryptable() {
 		return -1, TextBadMessage
 	}
 	var en syscall.Errno

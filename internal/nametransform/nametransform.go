@@ -83,6 +83,11 @@ type errnoError struct {
 
 func (e *errnoError) Error() string { return e.msg }
 
+// Undecryptable reports whether e is ErrBadName. Packages that must tell
+// an undecryptable name apart without depending on this one (ctlsock)
+// look for this method with errors.As.
+func (e *errnoError) Undecryptable() bool { return e == ErrBadName }
+
 func (e *errnoError) Unwrap() error {
 	if e.errno == 0 {
 		return nil
