@@ -36,8 +36,11 @@ import (
 //
 // A writer that fails after others reserved space behind it leaves zeros
 // where its data would have gone, below their end: the size is the largest
-// end reserved, as if it had written zeros. (Not when the writer with the
-// largest end fails: docs/internals.md, section 10.1.)
+// end reserved, as if it had written zeros. When the writer with the
+// largest end fails, the others have written their end blocks for a size
+// that is not reached: the last writer to leave then cuts the file back to
+// the end of the data actually written (settle; docs/internals.md, section
+// 10.1).
 //
 // docs/internals.md (section 4) walks through a concurrent write beyond
 // the end of file with these fields and places them in the lock order.
@@ -64,6 +67,23 @@ type extension struct {
 	startCS uint64
 	okEnd   atomic.Uint64
 	failed  bool
+	// startPS is the plaintext size when the first writer came, okData
+	// the largest plaintext end of the data of the successful writes
+	// since (reserved or not), and lost is set when a reserved writer
+	// failed: the size the reservations promised may not be reached.
+	startPS uint64
+	okData  atomic.Uint64
+	lost    bool
+}
+
+// wroteData records a successful write of plaintext data ending at end.
+func (x *extension) wroteData(end uint64) {
+	for {
+		old := x.okData.Load()
+		if end <= old || x.okData.CompareAndSwap(old, end) {
+			return
+		}
+	}
 }
 
 // written records a successful pwrite ending at ciphertext offset end.
@@ -95,6 +115,9 @@ func (f *File) reserve(off, end uint64) (tok uint64, ok bool) {
 		x.unsettled = 0
 		x.startCS = cs
 		x.okEnd.Store(0)
+		x.startPS = x.size.Load()
+		x.okData.Store(0)
+		x.lost = false
 	}
 	s := x.size.Load()
 	first := off / bs
@@ -131,16 +154,65 @@ func (f *File) reserve(off, end uint64) (tok uint64, ok bool) {
 // the file back after a failed append (dropFresh). A settler that failed
 // may have left its block partial, so it stays unsettled until the writers
 // have drained and the next one looks at the backing file again.
-func (f *File) leave(tok uint64, ok bool) {
+//
+// If a reserved writer failed, the last one to leave gets settle: the
+// plaintext size the file must have (the end of what was there before and
+// of the data written since) and the reservation count of that moment;
+// it calls settle once it has released its locks.
+func (f *File) leave(tok uint64, ok bool) (s settleTo) {
 	x := &f.e.ext
 	x.mu.Lock()
 	x.active--
 	if ok && x.settler == tok {
 		x.unsettled, x.settler = 0, 0
 	}
+	if !ok {
+		x.lost = true
+	}
 	if x.active == 0 && x.failed {
 		f.cutTo(max(x.startCS, x.okEnd.Load()))
 		x.failed = false
 	}
+	if x.active == 0 && x.lost {
+		x.lost = false
+		s = settleTo{size: max(x.startPS, x.okData.Load()), tokens: x.tokens, ok: true}
+	}
 	x.mu.Unlock()
+	return s
+}
+
+// settleTo is what leave hands the last writer after a failed reserved
+// writer: see settle.
+type settleTo struct {
+	size, tokens uint64
+	ok           bool
+}
+
+// settle cuts the file back to s.size after a reserved writer with the
+// largest end failed: the other writers wrote their end blocks full, for
+// the size of the reservations, which leaves up to a block of zeros after
+// the end of the data written. It takes the content lock exclusively, so
+// that no write is under way, and does nothing if a writer reserved since
+// leave (the sizes it went by are then its own) or the file is not longer
+// than s.size. A failure is logged: the write's own result stands.
+func (f *File) settle(s settleTo) {
+	if !s.ok {
+		return
+	}
+	f.e.content.Lock()
+	defer f.e.content.Unlock()
+	x := &f.e.ext
+	x.mu.Lock()
+	moved := x.tokens != s.tokens || x.active != 0
+	x.mu.Unlock()
+	if moved {
+		return
+	}
+	_, ps, err := f.sizes()
+	if err == nil && ps > s.size {
+		err = f.shrink(s.size)
+	}
+	if err != nil {
+		f.log.Warn("could not cut a file back to its data after a failed write", "ino", f.ino, "size", s.size, "err", err)
+	}
 }

@@ -63,11 +63,23 @@ func (f *File) WriteAtContext(ctx context.Context, data []byte, off int64) (int,
 		return 0, err
 	}
 	n, err := f.writeLocked(data, uint64(off), h)
+	if n > 0 {
+		f.e.ext.wroteData(uint64(off) + uint64(n))
+	}
+	f.endWrite(h, err == nil)
+	return n, err
+}
+
+// endWrite releases the locks of a write that held h and succeeded if ok:
+// it ends the writer's reservation, if any, and settles the size when it
+// was the last one after a failed reserved writer (extend.go).
+func (f *File) endWrite(h held, ok bool) {
+	var s settleTo
 	if h.ext != 0 {
-		f.leave(h.ext, err == nil)
+		s = f.leave(h.ext, ok)
 	}
 	f.release(h)
-	return n, err
+	f.settle(s)
 }
 
 // Append writes data at the current end of file, atomically with respect
