@@ -36,9 +36,9 @@ func logSettings(e *env, a *argContainer, f features, opts *fs.Options) {
 	mo := &opts.MountOptions
 	e.log.Debug("effective settings",
 		"cipherdir", a.cipherdir, "mountpoint", a.mountpoint, "reverse", a.reverse,
-		"cipher", f.cipher.String(), "hkdf", f.hkdf,
-		"plaintextnames", f.plaintextNames, "deterministic_names", f.deterministicNames,
-		"raw64", f.raw64, "longnamemax", f.longNameMax,
+		"cipher", f.Cipher.String(), "hkdf", f.HKDF,
+		"plaintextnames", f.PlaintextNames, "deterministic_names", f.DeterministicNames,
+		"raw64", f.Raw64, "longnamemax", f.LongNameMax,
 		"kernel_options", strings.Join(mo.Options, ","), "allow_other", mo.AllowOther,
 		"fsname", mo.FsName, "max_write", mo.MaxWrite, "locks", mo.EnableLocks,
 		"acl", mo.EnableAcl, "serialize_reads", mo.SyncRead,

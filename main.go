@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/fscore"
 	"gocryptfs/internal/readpassword"
 	"gocryptfs/internal/tlog"
 )
@@ -75,6 +76,10 @@ func withExitCode(err error) error {
 		return exitcodes.New(exitcodes.MasterKey, err)
 	case errors.Is(err, readpassword.ErrPassword), errors.Is(err, readpassword.ErrTooLong):
 		return exitcodes.New(exitcodes.ReadPassword, err)
+	case errors.Is(err, fscore.ErrCiphers), errors.Is(err, fscore.ErrNames):
+		return exitcodes.New(exitcodes.Usage, err)
+	case errors.Is(err, fscore.ErrContent):
+		return exitcodes.New(exitcodes.Other, err)
 	}
 	return err
 }

@@ -147,8 +147,8 @@ func newForwardFrontend(e *env, a *argContainer, f features, readOnly bool, nt *
 	warnBackingFS(e, a.cipherdir, true, a.sharedstorage)
 	rn, err := fusefrontend.NewRootNode(fusefrontend.Args{
 		CipherDir:          a.cipherdir,
-		PlaintextNames:     f.plaintextNames,
-		DeterministicNames: f.deterministicNames,
+		PlaintextNames:     f.PlaintextNames,
+		DeterministicNames: f.DeterministicNames,
 		ForceOwner:         a.forceOwner,
 		AllowOther:         a.allowOther,
 		SharedStorage:      a.sharedstorage,
@@ -184,8 +184,8 @@ func newReverseFrontend(e *env, a *argContainer, f features, nt *nametransform.N
 		PlainDir:           a.cipherdir,
 		CustomConfig:       a.config != "",
 		Config:             f.conf,
-		PlaintextNames:     f.plaintextNames,
-		DeterministicNames: f.deterministicNames,
+		PlaintextNames:     f.PlaintextNames,
+		DeterministicNames: f.DeterministicNames,
 		Excludes:           a.exclude,
 		ExcludeWildcards:   a.excludeWildcard,
 		ExcludeFrom:        a.excludeFrom,

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/fscore"
 	"gocryptfs/internal/readpassword"
 )
 
@@ -275,6 +276,10 @@ func TestWithExitCode(t *testing.T) {
 		{fmt.Errorf("x: %w", readpassword.ErrMasterKey), exitcodes.MasterKey},
 		{exitcodes.New(exitcodes.Usage, readpassword.ErrPassword), exitcodes.Usage},
 		{errors.New("other"), exitcodes.Other},
+		// The kinds of package fscore.
+		{fmt.Errorf("x: %w", fscore.ErrCiphers), exitcodes.Usage},
+		{fmt.Errorf("x: %w", fscore.ErrNames), exitcodes.Usage},
+		{fmt.Errorf("x: %w", fscore.ErrContent), exitcodes.Other},
 	}
 	for _, c := range cases {
 		if got := exitcodes.From(withExitCode(c.err)); got != c.want {

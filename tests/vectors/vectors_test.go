@@ -173,12 +173,13 @@ func TestForwardVectorsWithPassword(t *testing.T) {
 			if _, err := cf.DecryptMasterKey([]byte("wrong")); !errors.Is(err, configfile.ErrWrongPassword) {
 				t.Errorf("wrong password: got %v, want ErrWrongPassword", err)
 			}
-			core := build(t, coretest.Options{MasterKey: mk, Cipher: cf.ContentCipher(), HKDF: cf.IsFeatureFlagSet(configfile.FlagHKDF),
+			f := cf.Features()
+			core := build(t, coretest.Options{MasterKey: mk, Cipher: f.Cipher, HKDF: f.HKDF,
 				Names: nametransform.Options{
-					PlaintextNames:     cf.IsFeatureFlagSet(configfile.FlagPlaintextNames),
-					DeterministicNames: !cf.IsFeatureFlagSet(configfile.FlagDirIV),
-					Raw64:              cf.IsFeatureFlagSet(configfile.FlagRaw64),
-					LongNameMax:        cf.EffectiveLongNameMax(),
+					PlaintextNames:     f.PlaintextNames,
+					DeterministicNames: f.DeterministicNames,
+					Raw64:              f.Raw64,
+					LongNameMax:        f.LongNameMax,
 				}})
 			want := wantPlaintext(v.HasLongName)
 			comparePlaintext(t, decryptTree(t, dir, core.NT, core.CE, want.symlinks), want)

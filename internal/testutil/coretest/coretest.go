@@ -3,8 +3,10 @@
 // NameTransform and ContentEnc on top, from the settings of a test or of a
 // reference vector, and ciphertext files from recorded headers and nonces.
 //
-// It sits beside testutil rather than in it because it imports cryptocore,
-// nametransform and contentenc, whose own tests use testutil; like
+// The core itself is built by internal/fscore, as in the binary; this
+// package only fills in the test defaults. It sits beside testutil rather
+// than in it because it imports cryptocore, nametransform and contentenc
+// (through fscore), whose own tests use testutil; like
 // testutil it imports no FUSE frontend, so the frontends' tests can use it.
 package coretest
 
@@ -19,6 +21,7 @@ import (
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/fscore"
 	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
 )
@@ -33,33 +36,22 @@ type Options struct {
 	Names     nametransform.Options
 }
 
-// Core is the format core of one filesystem.
-type Core struct {
-	CC *cryptocore.CryptoCore
-	NT *nametransform.NameTransform
-	CE *contentenc.ContentEnc
-}
+// Core is the format core of one filesystem, as the binary builds it.
+type Core = fscore.Core
 
-// New builds the core o describes; any error fails the test.
+// New builds the core o describes with fscore.New, which the binary uses
+// too; any error fails the test.
 func New(t testing.TB, o Options) Core {
 	t.Helper()
 	mk := o.MasterKey
 	if mk == nil {
 		mk = testutil.MasterKey()
 	}
-	cc, err := cryptocore.New(mk, cryptocore.Options{Cipher: o.Cipher, Backend: o.Backend, HKDF: o.HKDF})
+	c, err := fscore.New(mk, fscore.Options{Cipher: o.Cipher, Backend: o.Backend, HKDF: o.HKDF, Names: o.Names})
 	if err != nil {
-		t.Fatalf("cryptocore: %v", err)
+		t.Fatal(err)
 	}
-	nt, err := nametransform.New(cc, o.Names)
-	if err != nil {
-		t.Fatalf("nametransform: %v", err)
-	}
-	ce, err := contentenc.New(cc, contentenc.Options{})
-	if err != nil {
-		t.Fatalf("contentenc: %v", err)
-	}
-	return Core{CC: cc, NT: nt, CE: ce}
+	return c
 }
 
 // VectorOptions returns the settings of a -masterkey mount of v, which
