@@ -1,12 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 
 	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/tlog"
+	"gocryptfs/internal/unlock"
 )
 
 // checkCipherDir requires CIPHERDIR to exist and be a directory (exit 6).
@@ -21,45 +22,61 @@ func checkCipherDir(dir string) error {
 	return nil
 }
 
-// loadConfig loads and validates the config for mounting and -passwd:
-// unreadable or malformed files give exit 11 ("Cannot open config file"),
-// configs refused by validation exit 27.
-//
-// It also returns the bytes it parsed and the stat of the file read: a
-// reverse mount shows exactly those as the view's gocryptfs.conf.
-func loadConfig(path string) (*configfile.ConfFile, *configfile.Raw, error) {
-	cf, raw, err := configfile.LoadRaw(path)
-	if err == nil {
-		return cf, raw, nil
+// announcedConfigPath returns the config file's path, saying so when
+// -config puts it somewhere else than CIPHERDIR.
+func announcedConfigPath(e *env, a *argContainer) string {
+	confPath := a.configPath()
+	if a.config != "" {
+		e.log.Info(fmt.Sprintf("Using config file at custom location %s", confPath), tlog.Yellow())
 	}
-	switch {
-	case errors.Is(err, configfile.ErrTooOld):
-		return nil, nil, exitcodes.Errorf(exitcodes.DeprecatedFS,
-			"Filesystem too old for this gocryptfs version: %v", err)
-	case errors.Is(err, configfile.ErrInvalid):
-		return nil, nil, exitcodes.Errorf(exitcodes.DeprecatedFS, "Config file %s is not supported: %v", path, err)
-	}
-	return nil, nil, exitcodes.Errorf(exitcodes.Other, "Cannot open config file: %v", err)
+	return confPath
 }
 
-// errKeyFileUnlocksNothing is the message of a key file that opens no
-// slot, worded like the wrong password's, which a user sees beside it.
-//
-//lint:ignore ST1005 a sentence for the user, like configfile.ErrWrongPassword
-var errKeyFileUnlocksNothing = errors.New("The key file does not unlock any slot.")
+// openConfig loads and validates the config for mounting, -fsck and the
+// key-slot actions (exit 11 for unreadable or malformed files, 27 for
+// refused ones, see withExitCode). It also returns the bytes it parsed
+// and the stat of the file read: a reverse mount shows exactly those as
+// the view's gocryptfs.conf.
+func openConfig(e *env, a *argContainer) (*configfile.ConfFile, *configfile.Raw, error) {
+	return unlock.LoadConfig(announcedConfigPath(e, a))
+}
 
-// unlockError maps a failure to unlock with a secret of kind to exit 12
-// ("Password incorrect.", or for a key file that it opens no slot: the
-// user gave a file, not a password) or, for weak scrypt parameters or KDF
-// costs over the budget, 13.
-func unlockError(kind configfile.SlotKind, err error) error {
-	switch {
-	case errors.Is(err, configfile.ErrWrongPassword) && kind == configfile.SlotKeyFile:
-		return exitcodes.New(exitcodes.PasswordIncorrect, errKeyFileUnlocksNothing)
-	case errors.Is(err, configfile.ErrWrongPassword):
-		return exitcodes.New(exitcodes.PasswordIncorrect, configfile.ErrWrongPassword)
-	case errors.Is(err, configfile.ErrScryptParams), errors.Is(err, configfile.ErrKDFBudget):
-		return exitcodes.New(exitcodes.ScryptParams, err)
+// secret is what the command line gives to open a key slot: -fido2,
+// -keyfile, or else a password (docs/cli.md 4).
+func (e *env) secret(a *argContainer) unlock.Secret {
+	return unlock.Secret{
+		Password:    e.passwordSource(a),
+		KeyFile:     a.keyfile,
+		FIDO2Device: a.fido2,
+		FIDO2:       e.fido2Options(),
 	}
-	return exitcodes.New(exitcodes.PasswordIncorrect, fmt.Errorf("could not unlock the master key: %w", err))
+}
+
+// unlockConfig opens the first slot of cf that the command line's secret
+// fits (unlock.Open) and returns the master key (the caller wipes it) and
+// the slot index. withExitCode gives the failures their codes: 1 when
+// the config has no slot for this kind of secret, 9 for unreadable
+// secrets, 12 for a wrong one, 27 when every fitting slot is damaged or
+// too weak, 13 when every fitting slot's KDF is over this machine's
+// budget, 31 for FIDO2 failures. Each slot skipped as damaged or over the
+// budget gets a warning; -d names the slot that matched.
+func unlockConfig(e *env, a *argContainer, cf *configfile.ConfFile) ([]byte, int, error) {
+	s := e.secret(a)
+	mk, slot, err := unlock.Open(cf, s, unlock.Options{
+		Logger:     e.log,
+		NoSlotHint: "use -passfile/-extpass, -keyfile or -fido2 accordingly.",
+		Skipped: func(i int, err error) {
+			e.log.Warn(fmt.Sprintf("Key slot %d skipped: %v", i, err), tlog.Yellow())
+		},
+	})
+	if err == nil {
+		e.log.Debug(fmt.Sprintf("Key slot %d (%s) matched", slot, s.Kind()))
+	}
+	return mk, slot, err
+}
+
+// explicitMasterKey returns the key given by -masterkey or -zerokey, or nil
+// when neither is used (unlock.MasterKey).
+func explicitMasterKey(e *env, a *argContainer) ([]byte, error) {
+	return unlock.MasterKey(a.masterkey, a.zerokey, e.passwordSource(a), e.log)
 }

@@ -38,7 +38,7 @@ func runFsck(e *env, a *argContainer) error {
 			return err
 		}
 	}
-	mk, feat, err := unlock(e, a)
+	mk, feat, err := unlockFS(e, a)
 	if err != nil {
 		return err
 	}

@@ -14,8 +14,8 @@ import (
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/nametransform"
-	"gocryptfs/internal/readpassword"
 	"gocryptfs/internal/tlog"
+	"gocryptfs/internal/unlock"
 )
 
 // initFS implements -init (docs/cli.md 3.1, 4 and 6.1).
@@ -23,10 +23,7 @@ func initFS(e *env, a *argContainer) error {
 	if err := checkCipherDir(a.cipherdir); err != nil {
 		return err
 	}
-	confPath := a.configPath()
-	if a.config != "" {
-		e.log.Info(fmt.Sprintf("Using config file at custom location %s", confPath), tlog.Yellow())
-	}
+	confPath := announcedConfigPath(e, a)
 	if a.reverse {
 		if _, err := os.Lstat(confPath); err == nil {
 			return exitcodes.Errorf(exitcodes.Init, "config file %q already exists", confPath)
@@ -133,26 +130,17 @@ func writeRootDirIV(dir string) error {
 	return err
 }
 
-// explicitMasterKey returns the key given by -masterkey or -zerokey, or nil
-// when neither is used. A key on the command line is visible in ps, and
-// the zero key protects nothing: both are said loudly, but as notices (not
-// warnings), as the reference does, because -wpanic panics at warnings and
-// test harnesses mount with "-wpanic -zerokey".
-func explicitMasterKey(e *env, a *argContainer) ([]byte, error) {
-	switch {
-	case a.zerokey:
-		e.log.Info("Using all-zero dummy master key.", tlog.Yellow())
-		e.log.Info("WARNING: -zerokey: the master key is all zeros, anyone can decrypt this data. Only use it for testing.", tlog.Yellow())
-		return make([]byte, cryptocore.KeyLen), nil
-	case a.masterkey == "stdin":
-		return e.passwordSource(a).MasterKeyFromStdin()
-	case a.masterkey != "":
-		e.log.Info("Using explicit master key.", tlog.Yellow())
-		e.log.Info("THE MASTER KEY IS VISIBLE VIA \"ps ax\" AND MAY BE STORED IN YOUR SHELL HISTORY!\n"+
-			"ONLY USE THIS MODE FOR EMERGENCIES", tlog.Yellow())
-		return readpassword.ParseMasterKey(a.masterkey)
+// initPassword returns the scrypt input for -init: with -fido2 a new
+// credential is registered on the token (user name = CIPHERDIR's base name)
+// and its hmac-secret for a fresh salt is used, and the parameters to
+// store in the config are returned too; otherwise the password comes from
+// the usual sources (docs/cli.md 4). FIDO2 failures exit 31.
+func initPassword(e *env, a *argContainer) ([]byte, *configfile.FIDO2Params, error) {
+	if a.fido2 == "" {
+		pw, err := e.passwordSource(a).Twice()
+		return pw, nil, err
 	}
-	return nil, nil
+	return unlock.NewFIDO2Secret(a.fido2, filepath.Base(a.cipherdir), a.fido2AssertOptions, e.fido2Options())
 }
 
 // displayPath shows dir relative to the working directory unless that would

@@ -1,113 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exitcodes"
-	"gocryptfs/internal/fido2"
 	"gocryptfs/internal/tlog"
+	"gocryptfs/internal/unlock"
 )
-
-// maxKeyFileSize bounds a key file (LUKS uses the same 8 MiB), so that
-// -keyfile /dev/urandom fails instead of eating memory.
-const maxKeyFileSize = 8 << 20
-
-// secretKind returns the kind of secret the command line gives for
-// unlocking: -fido2, -keyfile, or else a password.
-func secretKind(a *argContainer) configfile.SlotKind {
-	switch {
-	case a.fido2 != "":
-		return configfile.SlotFIDO2
-	case a.keyfile != "":
-		return configfile.SlotKeyFile
-	}
-	return configfile.SlotPassword
-}
-
-// readKeyFile returns the bytes of a key file (the whole file is the
-// secret). Empty and oversized files are refused with exit 9, like an
-// unreadable password.
-func readKeyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, exitcodes.Errorf(exitcodes.ReadPassword, "Cannot read key file: %v", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFileSize+1))
-	switch {
-	case err != nil:
-		cryptocore.Wipe(data)
-		return nil, exitcodes.Errorf(exitcodes.ReadPassword, "Cannot read key file %s: %v", path, err)
-	case len(data) == 0:
-		return nil, exitcodes.Errorf(exitcodes.ReadPassword, "Key file %s is empty", path)
-	case len(data) > maxKeyFileSize:
-		cryptocore.Wipe(data)
-		return nil, exitcodes.Errorf(exitcodes.ReadPassword, "Key file %s is larger than %d bytes", path, maxKeyFileSize)
-	}
-	return data, nil
-}
-
-// unlockConfig obtains the current secret from the command line (password
-// sources, -keyfile or -fido2) and opens the first slot of that kind that
-// it fits. It returns the master key (the caller wipes it) and the slot
-// index. Exit codes: 1 when the config has no slot for this kind of
-// secret, 9 for unreadable secrets, 12 for a wrong one, 27 when every
-// fitting slot is damaged or too weak, 13 when every fitting slot's KDF is
-// over this machine's budget, 31 for FIDO2 failures. Each slot skipped as
-// damaged or over budget is named in a warning.
-func unlockConfig(e *env, a *argContainer, cf *configfile.ConfFile) ([]byte, int, error) {
-	kind := secretKind(a)
-	if !cf.HasSlotKind(kind) {
-		if cf.HasSlotKind(configfile.SlotFIDO2) && kind == configfile.SlotPassword {
-			return nil, -1, exitcodes.Errorf(exitcodes.Usage, "Masterkey encrypted using FIDO2 token; need to use the -fido2 option.")
-		}
-		return nil, -1, exitcodes.Errorf(exitcodes.Usage, "This filesystem has no %s key slot (it has: %v); use -passfile/-extpass, -keyfile or -fido2 accordingly.",
-			kind, cf.SlotKinds())
-	}
-	var secret configfile.SecretFunc
-	switch kind {
-	case configfile.SlotFIDO2:
-		opts := fido2.Options{Stderr: e.stderr, Logger: e.log}
-		secret = func(i int, s *configfile.KeySlot) ([]byte, error) {
-			return fido2.Secret(a.fido2, s.FIDO2.CredentialID, s.FIDO2.HMACSalt, s.FIDO2.AssertOptions, opts)
-		}
-	default:
-		var data []byte
-		var err error
-		if kind == configfile.SlotKeyFile {
-			data, err = readKeyFile(a.keyfile)
-		} else {
-			data, err = e.passwordSource(a).Once()
-		}
-		if err != nil {
-			return nil, -1, err
-		}
-		defer cryptocore.Wipe(data)
-		secret = func(int, *configfile.KeySlot) ([]byte, error) { return bytes.Clone(data), nil }
-	}
-	e.log.Info("Decrypting master key")
-	skipped := func(i int, err error) {
-		e.log.Warn(fmt.Sprintf("Key slot %d skipped: %v", i, err), tlog.Yellow())
-	}
-	mk, slot, err := cf.UnlockWith(kind, secret, configfile.UnlockOptions{Skipped: skipped})
-	switch {
-	case err == nil:
-		e.log.Debug(fmt.Sprintf("Key slot %d (%s) matched", slot, kind))
-		return mk, slot, nil
-	case errors.Is(err, fido2.ErrFIDO2):
-		return nil, -1, exitcodes.New(exitcodes.FIDO2Error, err)
-	case errors.Is(err, configfile.ErrInvalid):
-		return nil, -1, exitcodes.Errorf(exitcodes.DeprecatedFS, "Config file %s: %v", cf.Path(), err)
-	}
-	return nil, -1, unlockError(kind, err)
-}
 
 // newSlotSpec returns the parameters of a slot created or re-wrapped by
 // -init, -addkey or -passwd: -label, -argon2id (with its costs) or
@@ -143,20 +47,11 @@ func newSlotSpec(a *argContainer, kind configfile.SlotKind) (configfile.SlotSpec
 func newSecret(e *env, a *argContainer, spec *configfile.SlotSpec) ([]byte, error) {
 	switch spec.Kind {
 	case configfile.SlotFIDO2:
-		opts := fido2.Options{Stderr: e.stderr, Logger: e.log}
-		cred, err := fido2.Register(a.newfido2, filepath.Base(a.cipherdir), opts)
-		if err != nil {
-			return nil, exitcodes.New(exitcodes.FIDO2Error, err)
-		}
-		salt := fido2.NewSalt()
-		secret, err := fido2.Secret(a.newfido2, cred, salt, a.fido2AssertOptions, opts)
-		if err != nil {
-			return nil, exitcodes.New(exitcodes.FIDO2Error, err)
-		}
-		spec.FIDO2 = &configfile.FIDO2Params{CredentialID: cred, HMACSalt: salt, AssertOptions: a.fido2AssertOptions}
-		return secret, nil
+		secret, params, err := unlock.NewFIDO2Secret(a.newfido2, filepath.Base(a.cipherdir), a.fido2AssertOptions, e.fido2Options())
+		spec.FIDO2 = params
+		return secret, err
 	case configfile.SlotKeyFile:
-		return readKeyFile(a.newkeyfile)
+		return unlock.ReadKeyFile(a.newkeyfile)
 	}
 	e.log.Info("Please enter your new password.")
 	return e.passwordSource(a).Interactive(true)
@@ -170,11 +65,7 @@ func openForSlotChange(e *env, a *argContainer) (*configfile.ConfFile, []byte, i
 	if err := checkCipherDir(a.cipherdir); err != nil {
 		return nil, nil, -1, err
 	}
-	confPath := a.configPath()
-	if a.config != "" {
-		e.log.Info(fmt.Sprintf("Using config file at custom location %s", confPath), tlog.Yellow())
-	}
-	cf, _, err := loadConfig(confPath)
+	cf, _, err := openConfig(e, a)
 	if err != nil {
 		return nil, nil, -1, err
 	}
@@ -188,8 +79,8 @@ func openForSlotChange(e *env, a *argContainer) (*configfile.ConfFile, []byte, i
 	}
 	// The secrets are being bypassed: keep the old file so the user can
 	// go back if the given key was wrong or the new secret gets lost.
-	bak := confPath + configfile.BakSuffix
-	if err := os.Link(confPath, bak); err != nil {
+	bak := cf.Path() + configfile.BakSuffix
+	if err := os.Link(cf.Path(), bak); err != nil {
 		cryptocore.Wipe(mk)
 		return nil, nil, -1, exitcodes.Errorf(exitcodes.Init, "Could not create a backup of the config file: %v", err)
 	}
@@ -253,32 +144,16 @@ func addKey(e *env, a *argContainer) error {
 	return nil
 }
 
-// errNotThisSlot makes UnlockWith pass over the slot being replaced.
-var errNotThisSlot = errors.New("slot being replaced")
-
 // refuseDuplicateSecret fails (exit 1) when secret, a new password or key
 // file, already opens one of cf's slots of that kind other than slot
-// except (-1 for none). Two slots with one password would let the old
-// password keep opening the filesystem after -passwd changed one of them,
-// and -removekey could only ever remove the first. It costs one KDF run
-// per slot of the kind; slots skipped as damaged or over the KDF budget
-// cannot be checked. FIDO2 slots always get a new credential.
+// except (-1 for none), see unlock.SlotTaken: -removekey could only ever
+// remove the first of two slots with one secret, and the old password
+// would keep opening the filesystem after -passwd changed one of them.
 func refuseDuplicateSecret(e *env, cf *configfile.ConfFile, kind configfile.SlotKind, secret []byte, except int) error {
-	if kind == configfile.SlotFIDO2 || !cf.HasSlotKind(kind) {
+	i := unlock.SlotTaken(cf, kind, secret, except, e.log)
+	if i < 0 {
 		return nil
 	}
-	e.log.Debug(fmt.Sprintf("Checking that no other %s slot takes the new secret", kind))
-	sf := func(i int, _ *configfile.KeySlot) ([]byte, error) {
-		if i == except {
-			return nil, errNotThisSlot
-		}
-		return bytes.Clone(secret), nil
-	}
-	mk, i, err := cf.UnlockWith(kind, sf, configfile.UnlockOptions{})
-	if err != nil {
-		return nil
-	}
-	cryptocore.Wipe(mk)
 	what := "password"
 	if kind == configfile.SlotKeyFile {
 		what = "key file"

@@ -14,9 +14,11 @@ import (
 	"golang.org/x/term"
 
 	"gocryptfs/internal/exitcodes"
+	"gocryptfs/internal/fido2"
 	"gocryptfs/internal/fscore"
 	"gocryptfs/internal/readpassword"
 	"gocryptfs/internal/tlog"
+	"gocryptfs/internal/unlock"
 )
 
 // env bundles the process environment the command line works with, so that
@@ -74,11 +76,20 @@ func withExitCode(err error) error {
 	switch {
 	case errors.Is(err, readpassword.ErrMasterKey):
 		return exitcodes.New(exitcodes.MasterKey, err)
-	case errors.Is(err, readpassword.ErrPassword), errors.Is(err, readpassword.ErrTooLong):
+	case errors.Is(err, readpassword.ErrPassword), errors.Is(err, readpassword.ErrTooLong),
+		errors.Is(err, unlock.ErrSecret):
 		return exitcodes.New(exitcodes.ReadPassword, err)
-	case errors.Is(err, fscore.ErrCiphers), errors.Is(err, fscore.ErrNames):
+	case errors.Is(err, unlock.ErrFIDO2):
+		return exitcodes.New(exitcodes.FIDO2Error, err)
+	case errors.Is(err, unlock.ErrNoSlot), errors.Is(err, fscore.ErrCiphers), errors.Is(err, fscore.ErrNames):
 		return exitcodes.New(exitcodes.Usage, err)
-	case errors.Is(err, fscore.ErrContent):
+	case errors.Is(err, unlock.ErrWrongSecret):
+		return exitcodes.New(exitcodes.PasswordIncorrect, err)
+	case errors.Is(err, unlock.ErrKDF):
+		return exitcodes.New(exitcodes.ScryptParams, err)
+	case errors.Is(err, unlock.ErrConfigRefused):
+		return exitcodes.New(exitcodes.DeprecatedFS, err)
+	case errors.Is(err, unlock.ErrConfig), errors.Is(err, fscore.ErrContent):
 		return exitcodes.New(exitcodes.Other, err)
 	}
 	return err
@@ -149,4 +160,10 @@ func (e *env) passwordSource(a *argContainer) *readpassword.Source {
 		Stderr:    e.stderr,
 		Logger:    e.log,
 	}
+}
+
+// fido2Options are how the FIDO2 tools talk to the user: their output on
+// stderr, the "interact with your device" notices in the log.
+func (e *env) fido2Options() fido2.Options {
+	return fido2.Options{Stderr: e.stderr, Logger: e.log}
 }

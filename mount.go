@@ -270,7 +270,7 @@ func doMount(e *env, a *argContainer) error {
 	if err != nil {
 		return err
 	}
-	mk, feat, err := unlock(e, a)
+	mk, feat, err := unlockFS(e, a)
 	if err != nil {
 		return err
 	}

@@ -6,15 +6,17 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 )
 
 // The rules of this file keep each concept in one place (issue "One
-// concept, one place"): a second copy of the code that builds the ciphers
-// of a filesystem or maps its feature flags would drift from the first, as
-// the copy in internal/testutil/coretest did.
+// concept, one place"): a second copy of the code that unlocks a
+// filesystem, builds its ciphers, maps its feature flags or defines exit
+// codes would drift from the first, as the copies in gocryptfs-xray and
+// internal/testutil/coretest did.
 
 // pkgDir is the package directory of a repository path, "." for the root.
 func pkgDir(path string) string { return filepath.ToSlash(filepath.Dir(path)) }
@@ -46,6 +48,51 @@ func importNames(f *ast.File) map[string]bool {
 		names[name] = true
 	}
 	return names
+}
+
+// TestUnlockOnlyInUnlockPackage: opening a key slot (the master key from a
+// password, key file or FIDO2 token), reading -masterkey, asking a FIDO2
+// token for a credential or a secret, and loading a config for unlocking
+// happen in internal/unlock alone, which both binaries use; they once had
+// a copy each, and xray's lacked -keyfile. configfile defines the slot
+// decryption and uses it itself.
+func TestUnlockOnlyInUnlockPackage(t *testing.T) {
+	only := map[string][]string{
+		".UnlockWith":                 {"internal/unlock", "internal/configfile"},
+		"configfile.LoadRaw":          {"internal/unlock"},
+		"fido2.Register":              {"internal/unlock"},
+		"fido2.Secret":                {"internal/unlock"},
+		"readpassword.ParseMasterKey": {"internal/unlock"},
+		".MasterKeyFromStdin":         {"internal/unlock"},
+	}
+	seen := map[string]bool{}
+	for _, sf := range shippingFiles(t) {
+		imported := importNames(sf.f)
+		ast.Inspect(sf.f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			name := calledAs(call, imported)
+			dirs, ruled := only[name]
+			if !ruled {
+				return true
+			}
+			seen[name] = true
+			for _, d := range dirs {
+				if pkgDir(sf.path) == d {
+					return true
+				}
+			}
+			t.Errorf("%s calls %s: unlocking belongs to internal/unlock (its Open, LoadConfig, MasterKey, NewFIDO2Secret, SlotTaken)", sf.path, name)
+			return true
+		})
+	}
+	for name := range only {
+		if !seen[name] {
+			t.Errorf("no code calls %s any more: remove it from this rule (or the rule matches nothing)", name)
+		}
+	}
 }
 
 // TestCoreBuiltOnlyInFscore: the CryptoCore, NameTransform and ContentEnc
@@ -110,5 +157,64 @@ func TestFeatureFlagsReadInConfigfile(t *testing.T) {
 			}
 			return true
 		})
+	}
+}
+
+// TestExitCodesDefinedInExitcodes: the numbers of the exit codes are
+// defined in internal/exitcodes alone, which both binaries use
+// (gocryptfs-xray once had its own list).
+func TestExitCodesDefinedInExitcodes(t *testing.T) {
+	exitName := regexp.MustCompile(`^(?i)exit`)
+	for _, sf := range shippingFiles(t) {
+		if pkgDir(sf.path) == "internal/exitcodes" {
+			continue
+		}
+		for _, d := range sf.f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				for _, name := range spec.(*ast.ValueSpec).Names {
+					if exitName.MatchString(name.Name) {
+						t.Errorf("%s defines the constant %s: use the exit codes of internal/exitcodes", sf.path, name.Name)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMessagesWrittenOnce: the user-facing sentences of unlocking are
+// written in one place each, so that both binaries and all actions say
+// the same (the "custom location" notice was once written three times).
+func TestMessagesWrittenOnce(t *testing.T) {
+	messages := []string{
+		"Using config file at custom location",
+		"Masterkey encrypted using FIDO2 token",
+		"does not unlock any slot",
+		"Password incorrect.",
+		"Cannot open config file",
+		"Decrypting master key",
+	}
+	count := map[string][]string{}
+	for _, sf := range shippingFiles(t) {
+		ast.Inspect(sf.f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			for _, m := range messages {
+				if strings.Contains(lit.Value, m) {
+					count[m] = append(count[m], sf.path)
+				}
+			}
+			return true
+		})
+	}
+	for _, m := range messages {
+		if len(count[m]) != 1 {
+			t.Errorf("%q is written %d times (%v); write it once and share the code that says it", m, len(count[m]), count[m])
+		}
 	}
 }

@@ -115,6 +115,9 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 			"os.Open":     "the -passfile the user gave",
 			"os.Readlink": "/proc/self/fd/<n> of stdin, to name what it is connected to",
 		},
+		"internal/unlock/secrets.go": {
+			"os.Open": "the -keyfile or -newkeyfile the user gave (read whole, at most 8 MiB)",
+		},
 		"internal/speed/speed.go": {
 			"os.Open": "/proc/cpuinfo",
 		},

@@ -18,6 +18,7 @@ import (
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fscore"
 	"gocryptfs/internal/readpassword"
+	"gocryptfs/internal/unlock"
 )
 
 // TestExitCodesOnlyInMain: exit codes are decided in package main alone;
@@ -276,7 +277,14 @@ func TestWithExitCode(t *testing.T) {
 		{fmt.Errorf("x: %w", readpassword.ErrMasterKey), exitcodes.MasterKey},
 		{exitcodes.New(exitcodes.Usage, readpassword.ErrPassword), exitcodes.Usage},
 		{errors.New("other"), exitcodes.Other},
-		// The kinds of package fscore.
+		// The kinds of package unlock and fscore (docs/cli.md 3.5, 7).
+		{fmt.Errorf("x: %w", unlock.ErrConfig), exitcodes.Other},
+		{fmt.Errorf("x: %w", unlock.ErrConfigRefused), exitcodes.DeprecatedFS},
+		{fmt.Errorf("x: %w", unlock.ErrNoSlot), exitcodes.Usage},
+		{fmt.Errorf("x: %w", unlock.ErrSecret), exitcodes.ReadPassword},
+		{fmt.Errorf("x: %w", unlock.ErrWrongSecret), exitcodes.PasswordIncorrect},
+		{fmt.Errorf("x: %w", unlock.ErrKDF), exitcodes.ScryptParams},
+		{fmt.Errorf("x: %w", unlock.ErrFIDO2), exitcodes.FIDO2Error},
 		{fmt.Errorf("x: %w", fscore.ErrCiphers), exitcodes.Usage},
 		{fmt.Errorf("x: %w", fscore.ErrNames), exitcodes.Usage},
 		{fmt.Errorf("x: %w", fscore.ErrContent), exitcodes.Other},

@@ -1,22 +1,19 @@
 package main
 
 import (
-	"fmt"
-
 	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fscore"
 	"gocryptfs/internal/nametransform"
-	"gocryptfs/internal/tlog"
 )
 
 // features are the filesystem parameters, from the config or (with
 // -masterkey/-zerokey) from the command line.
 type features struct {
 	configfile.Features
-	// conf is the config file as unlock read and parsed it; nil with
+	// conf is the config file as unlockFS read and parsed it; nil with
 	// -masterkey/-zerokey. A reverse mount shows it as gocryptfs.conf.
 	conf *configfile.Raw
 }
@@ -43,9 +40,9 @@ func flagFeatures(a *argContainer) (features, error) {
 	return f, nil
 }
 
-// unlock returns the master key and the feature set. With -masterkey or
+// unlockFS returns the master key and the feature set. With -masterkey or
 // -zerokey the config is never opened (docs/cli.md 3.4).
-func unlock(e *env, a *argContainer) ([]byte, features, error) {
+func unlockFS(e *env, a *argContainer) ([]byte, features, error) {
 	mk, err := explicitMasterKey(e, a)
 	if err != nil {
 		return nil, features{}, err
@@ -58,17 +55,13 @@ func unlock(e *env, a *argContainer) ([]byte, features, error) {
 		}
 		return mk, f, nil
 	}
-	confPath := a.configPath()
-	if a.config != "" {
-		e.log.Info(fmt.Sprintf("Using config file at custom location %s", confPath), tlog.Yellow())
-	}
-	cf, raw, err := loadConfig(confPath)
+	cf, raw, err := openConfig(e, a)
 	if err != nil {
 		return nil, features{}, err
 	}
 	f := features{Features: cf.Features(), conf: raw}
 	if a.reverse && f.Cipher != cryptocore.AESSIV {
-		return nil, features{}, exitcodes.Errorf(exitcodes.Usage, "Reverse mode requires AES-SIV, but the config file %s does not have the AESSIV feature flag.", confPath)
+		return nil, features{}, exitcodes.Errorf(exitcodes.Usage, "Reverse mode requires AES-SIV, but the config file %s does not have the AESSIV feature flag.", cf.Path())
 	}
 	mk, _, err = unlockConfig(e, a, cf)
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -9,63 +8,22 @@ import (
 
 	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fido2"
 	"gocryptfs/internal/readpassword"
+	"gocryptfs/internal/unlock"
 )
 
-// dumpMasterKey unlocks the config at path (any of its password key
-// slots) with a password read from stdin (one line) or the terminal, or
-// (its FIDO2 slots) with the FIDO2 token at fido2Device, and
-// prints the master key as 64 lower-case hex digits (docs/cli.md 9).
-func dumpMasterKey(path, fido2Device string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cf, err := configfile.Load(path)
+// dumpMasterKey unlocks the config at path like gocryptfs does (package
+// unlock): a FIDO2 slot with -fido2 (when the config has one), else a
+// password slot with a password read from stdin (one line) or the
+// terminal. It prints the master key as 64
+// lower-case hex digits (docs/cli.md 9) and returns the exit code.
+func dumpMasterKey(path string, o options, stdin io.Reader, stdout, stderr io.Writer) int {
+	mk, err := unlockConfig(path, o, stdin, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "Cannot open config file: %v\n", err)
-		if errors.Is(err, configfile.ErrInvalid) {
-			return exitInvalidCfg
-		}
-		return exitOther
-	}
-	// Any key slot opens: a FIDO2 slot with -fido2 (when the config has
-	// one), else a password slot.
-	kind := configfile.SlotPassword
-	if fido2Device != "" && cf.HasSlotKind(configfile.SlotFIDO2) {
-		kind = configfile.SlotFIDO2
-	}
-	if !cf.HasSlotKind(kind) {
-		if cf.HasSlotKind(configfile.SlotFIDO2) {
-			fmt.Fprintln(stderr, "Masterkey encrypted using FIDO2 token; need to use the -fido2 option.")
-		} else {
-			fmt.Fprintf(stderr, "The config has no %s key slot.\n", kind)
-		}
-		return exitUsage
-	}
-	var secret configfile.SecretFunc
-	if kind == configfile.SlotFIDO2 {
-		secret = func(_ int, s *configfile.KeySlot) ([]byte, error) {
-			return fido2.Secret(fido2Device, s.FIDO2.CredentialID, s.FIDO2.HMACSalt, s.FIDO2.AssertOptions, fido2.Options{Stderr: stderr})
-		}
-	} else {
-		src := &readpassword.Source{Stdin: stdin, Stderr: stderr}
-		pw, err := src.Interactive(false)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return exitPassword
-		}
-		defer cryptocore.Wipe(pw)
-		secret = func(int, *configfile.KeySlot) ([]byte, error) { return bytes.Clone(pw), nil }
-	}
-	mk, _, err := cf.Unlock(kind, secret)
-	switch {
-	case errors.Is(err, fido2.ErrFIDO2):
 		fmt.Fprintln(stderr, err)
-		return exitFIDO2
-	case errors.Is(err, configfile.ErrInvalid):
-		fmt.Fprintln(stderr, err)
-		return exitInvalidCfg
-	case err != nil:
-		fmt.Fprintln(stderr, err) // "Password incorrect." for a wrong password
-		return exitLoadConf
+		return unlockExitCode(err)
 	}
 	defer cryptocore.Wipe(mk)
 	out := make([]byte, hex.EncodedLen(len(mk))+1)
@@ -74,7 +32,46 @@ func dumpMasterKey(path, fido2Device string, stdin io.Reader, stdout, stderr io.
 	_, err = stdout.Write(out)
 	cryptocore.Wipe(out)
 	if err != nil {
-		return exitOther
+		return exitcodes.Other
 	}
-	return exitOK
+	return exitcodes.Success
+}
+
+// unlockConfig loads the config at path and opens it with the secret of
+// the flags; the caller wipes the master key.
+func unlockConfig(path string, o options, stdin io.Reader, stderr io.Writer) ([]byte, error) {
+	cf, _, err := unlock.LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	s := unlock.Secret{
+		Password: &readpassword.Source{Stdin: stdin, Stderr: stderr},
+		FIDO2:    fido2.Options{Stderr: stderr},
+	}
+	// -fido2 counts where the config has a FIDO2 slot; elsewhere the
+	// password opens it.
+	if o.fido2 != "" && cf.HasSlotKind(configfile.SlotFIDO2) {
+		s.FIDO2Device = o.fido2
+	}
+	mk, _, err := unlock.Open(cf, s, unlock.Options{NoSlotHint: "use -fido2 accordingly."})
+	return mk, err
+}
+
+// unlockExitCode is the exit code of a failed -dumpmasterkey (docs/cli.md
+// 9): the codes of a mount, except that a secret that does not unlock the
+// config, for whatever reason, is 8.
+func unlockExitCode(err error) int {
+	switch {
+	case errors.Is(err, unlock.ErrFIDO2):
+		return exitcodes.FIDO2Error
+	case errors.Is(err, unlock.ErrConfigRefused):
+		return exitcodes.DeprecatedFS
+	case errors.Is(err, unlock.ErrConfig):
+		return exitcodes.Other
+	case errors.Is(err, unlock.ErrNoSlot):
+		return exitcodes.Usage
+	case errors.Is(err, unlock.ErrSecret):
+		return exitcodes.ReadPassword
+	}
+	return exitcodes.LoadConf
 }

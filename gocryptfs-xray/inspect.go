@@ -8,6 +8,7 @@ import (
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/exitcodes"
 )
 
 // algo describes the block layout of a content cipher (docs/format.md 4.3).
@@ -44,12 +45,12 @@ func algoFor(o options) algo {
 func inspect(path string, a algo, stdout, stderr io.Writer) int {
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		fmt.Fprintf(stderr, "%s: not a regular file (%s)\n", path, fi.Mode().Type())
-		return exitUsage
+		return exitcodes.Usage
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return exitUsage
+		return exitcodes.Usage
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
@@ -57,25 +58,25 @@ func inspect(path string, a algo, stdout, stderr io.Writer) int {
 			err = fmt.Errorf("%s: not a regular file (%s)", path, fi.Mode().Type())
 		}
 		fmt.Fprintln(stderr, err)
-		return exitUsage
+		return exitcodes.Usage
 	}
 	var hdr [contentenc.HeaderLen]byte
 	n, err := io.ReadFull(f, hdr[:])
 	switch {
 	case n == 0 && err == io.EOF:
 		fmt.Fprintln(stdout, "empty file")
-		return exitOK
+		return exitcodes.Success
 	case err == io.ErrUnexpectedEOF:
 		fmt.Fprintf(stderr, "incomplete file header: read %d bytes, want %d\n", n, contentenc.HeaderLen)
-		return exitUsage
+		return exitcodes.Usage
 	case err != nil:
 		fmt.Fprintln(stderr, err)
-		return exitUsage
+		return exitcodes.Usage
 	}
 	h, err := contentenc.ParseHeader(hdr[:])
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return exitUsage
+		return exitcodes.Usage
 	}
 	fmt.Fprintf(stdout, "Header: Version: %d, Id: %x, assuming %s mode\n", h.Version, h.ID, a.name)
 
@@ -86,15 +87,15 @@ func inspect(path string, a algo, stdout, stderr io.Writer) int {
 	for i := 0; ; i++ {
 		n, err := io.ReadFull(f, buf)
 		if n == 0 && err == io.EOF {
-			return exitOK
+			return exitcodes.Success
 		}
 		if err != nil && err != io.ErrUnexpectedEOF {
 			fmt.Fprintln(stderr, err)
-			return exitUsage
+			return exitcodes.Usage
 		}
 		if n < minLen {
 			fmt.Fprintf(stderr, "corrupt block: truncated data, len=%d\n", n)
-			return exitUsage
+			return exitcodes.Usage
 		}
 		blk := buf[:n]
 		iv := blk[:a.nonceLen]

@@ -1,8 +1,9 @@
 // Command gocryptfs-xray is the companion tool of gocryptfs (docs/cli.md section
 // 9). It inspects the block structure of a ciphertext file without any key,
-// prints the master key of a config file after asking for the password
-// (-dumpmasterkey), and translates paths through the control socket of a
-// running mount (-encrypt-paths, -decrypt-paths).
+// prints the master key of a config file after unlocking it like gocryptfs
+// does, with a password or -fido2 (-dumpmasterkey, package unlock), and
+// translates paths through the control socket of a running mount
+// (-encrypt-paths, -decrypt-paths).
 //
 // main is the only function that calls os.Exit; everything else returns an
 // exit code so that the tool can be tested in-process.
@@ -16,17 +17,7 @@ import (
 	"os"
 
 	"gocryptfs/internal/buildinfo"
-)
-
-// Exit codes (docs/cli.md section 7).
-const (
-	exitOK         = 0
-	exitUsage      = 1
-	exitLoadConf   = 8  // -dumpmasterkey: password incorrect / cannot unlock
-	exitPassword   = 9  // password could not be read
-	exitOther      = 11 // config missing or unparsable
-	exitInvalidCfg = 27 // config refused by validation
-	exitFIDO2      = 31
+	"gocryptfs/internal/exitcodes"
 )
 
 func main() {
@@ -94,19 +85,19 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	err := fs.Parse(argv[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		printUsage(stdout, fs)
-		return exitOK
+		return exitcodes.Success
 	}
 	if err != nil {
 		printUsage(stderr, fs)
-		return exitUsage
+		return exitcodes.Usage
 	}
 	if o.version {
 		fmt.Fprintln(stdout, versionLine())
-		return exitOK
+		return exitcodes.Success
 	}
 	if fs.NArg() != 1 {
 		printUsage(stderr, fs)
-		return exitUsage
+		return exitcodes.Usage
 	}
 	n := 0
 	for _, op := range []bool{o.dumpMasterKey, o.encryptPaths, o.decryptPaths} {
@@ -116,12 +107,12 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if n > 1 {
 		fmt.Fprintf(stderr, "fatal: %d operations were requested\n", n)
-		return exitUsage
+		return exitcodes.Usage
 	}
 	file := fs.Arg(0)
 	switch {
 	case o.dumpMasterKey:
-		return dumpMasterKey(file, o.fido2, stdin, stdout, stderr)
+		return dumpMasterKey(file, o, stdin, stdout, stderr)
 	case o.encryptPaths:
 		return transformPaths(file, true, o.sep0, stdin, stdout, stderr)
 	case o.decryptPaths:

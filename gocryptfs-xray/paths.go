@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gocryptfs/internal/ctlsock"
+	"gocryptfs/internal/exitcodes"
 )
 
 // dialTimeout bounds connecting to the control socket.
@@ -22,7 +23,7 @@ func transformPaths(sockPath string, encrypt, sep0 bool, stdin io.Reader, stdout
 	c, err := ctlsock.Dial(sockPath, dialTimeout)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return exitUsage
+		return exitcodes.Usage
 	}
 	defer c.Close()
 	sep := byte('\n')
@@ -37,7 +38,7 @@ func transformPaths(sockPath string, encrypt, sep0 bool, stdin io.Reader, stdout
 		item, rerr := r.ReadString(sep)
 		if rerr != nil && rerr != io.EOF {
 			fmt.Fprintf(stderr, "error reading input line %d: %v\n", line, rerr)
-			return exitUsage
+			return exitcodes.Usage
 		}
 		if rerr == io.EOF && item == "" {
 			break
@@ -58,7 +59,7 @@ func transformPaths(sockPath string, encrypt, sep0 bool, stdin io.Reader, stdout
 		case err != nil:
 			// The connection is unusable; report and stop.
 			fmt.Fprintf(stderr, "error at input line %d %q: %v\n", line, item, err)
-			return exitUsage
+			return exitcodes.Usage
 		default:
 			if resp.WarnText != "" {
 				fmt.Fprintf(stderr, "warning at input line %d %q: %s\n", line, item, resp.WarnText)
@@ -67,7 +68,7 @@ func transformPaths(sockPath string, encrypt, sep0 bool, stdin io.Reader, stdout
 			w.WriteByte(sep)
 			// Flush per item so that interactive use sees answers at once.
 			if err := w.Flush(); err != nil {
-				return exitOther
+				return exitcodes.Other
 			}
 		}
 		if rerr == io.EOF {
@@ -75,7 +76,7 @@ func transformPaths(sockPath string, encrypt, sep0 bool, stdin io.Reader, stdout
 		}
 	}
 	if failed > 0 {
-		return exitUsage
+		return exitcodes.Usage
 	}
-	return exitOK
+	return exitcodes.Success
 }

@@ -452,15 +452,9 @@ func (cf *ConfFile) RemoveSlot(i int) error {
 
 // SecretFunc returns the KDF input for slot i (the password, the key
 // file's bytes, or the FIDO2 token's hmac-secret for the slot's
-// credential). The caller of Unlock wipes what it returns. An error skips
+// credential). The caller of UnlockWith wipes what it returns. An error skips
 // the slot.
 type SecretFunc func(i int, s *KeySlot) ([]byte, error)
-
-// Unlock is UnlockWith with the default options: this machine's KDF
-// budget, and skipped slots reported only through the returned error.
-func (cf *ConfFile) Unlock(kind SlotKind, secret SecretFunc) ([]byte, int, error) {
-	return cf.UnlockWith(kind, secret, UnlockOptions{})
-}
 
 // UnlockOptions tune UnlockWith.
 type UnlockOptions struct {

@@ -15,7 +15,7 @@ import (
 // reference-format slot (docs/format.md 2.4–2.6) scrypt → KEK (HKDF-derived with
 // the HKDF flag, else the scrypt output itself) → AES-256-GCM open with a
 // 16-byte (12 without HKDF) nonce and 8 zero bytes of associated data.
-// Unlock tries every slot.
+// UnlockWith tries every slot.
 //
 // It returns ErrWrongPassword on authentication failure, ErrCorruptKey
 // when EncryptedKey has the wrong length or an all-zero nonce, and an
