@@ -15,9 +15,9 @@ import (
 )
 
 // dumpMasterKey unlocks the config at path like gocryptfs does (package
-// unlock): a FIDO2 slot with -fido2 (when the config has one), else a
-// password slot with a password read from stdin (one line) or the
-// terminal. It prints the master key as 64
+// unlock): a key-file slot with -keyfile, a FIDO2 slot with -fido2 (when
+// the config has one), else a password slot with a password read from
+// stdin (one line) or the terminal. It prints the master key as 64
 // lower-case hex digits (docs/cli.md 9) and returns the exit code.
 func dumpMasterKey(path string, o options, stdin io.Reader, stdout, stderr io.Writer) int {
 	mk, err := unlockConfig(path, o, stdin, stderr)
@@ -46,6 +46,7 @@ func unlockConfig(path string, o options, stdin io.Reader, stderr io.Writer) ([]
 	}
 	s := unlock.Secret{
 		Password: &readpassword.Source{Stdin: stdin, Stderr: stderr},
+		KeyFile:  o.keyfile,
 		FIDO2:    fido2.Options{Stderr: stderr},
 	}
 	// -fido2 counts where the config has a FIDO2 slot; elsewhere the
@@ -53,7 +54,7 @@ func unlockConfig(path string, o options, stdin io.Reader, stderr io.Writer) ([]
 	if o.fido2 != "" && cf.HasSlotKind(configfile.SlotFIDO2) {
 		s.FIDO2Device = o.fido2
 	}
-	mk, _, err := unlock.Open(cf, s, unlock.Options{NoSlotHint: "use -fido2 accordingly."})
+	mk, _, err := unlock.Open(cf, s, unlock.Options{NoSlotHint: "use -keyfile or -fido2 accordingly."})
 	return mk, err
 }
 

@@ -1,9 +1,9 @@
 // Command gocryptfs-xray is the companion tool of gocryptfs (docs/cli.md section
 // 9). It inspects the block structure of a ciphertext file without any key,
 // prints the master key of a config file after unlocking it like gocryptfs
-// does, with a password or -fido2 (-dumpmasterkey, package unlock), and
-// translates paths through the control socket of a running mount
-// (-encrypt-paths, -decrypt-paths).
+// does, with a password, -keyfile or -fido2 (-dumpmasterkey, package
+// unlock), and translates paths through the control socket of a running
+// mount (-encrypt-paths, -decrypt-paths).
 //
 // main is the only function that calls os.Exit; everything else returns an
 // exit code so that the tool can be tested in-process.
@@ -28,7 +28,7 @@ func main() {
 type options struct {
 	dumpMasterKey, encryptPaths, decryptPaths bool
 	sep0, aessiv, xchacha, version            bool
-	fido2                                     string
+	fido2, keyfile                            string
 }
 
 // versionLine is the -version output without the newline: the version and
@@ -51,6 +51,7 @@ const examplesText = `
 Examples:
   gocryptfs-xray myfs/mCXnISiv7nEmyc0glGuhTQ
   gocryptfs-xray -dumpmasterkey myfs/gocryptfs.conf
+  gocryptfs-xray -dumpmasterkey -keyfile my.key myfs/gocryptfs.conf
   gocryptfs-xray -encrypt-paths myfs.sock < plaintext-paths.txt
   find . -print0 | gocryptfs-xray -decrypt-paths -0 myfs.sock
 `
@@ -65,6 +66,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.aessiv, "aessiv", false, "Assume AES-SIV mode when inspecting a file")
 	fs.BoolVar(&o.xchacha, "xchacha", false, "Assume XChaCha20-Poly1305 mode when inspecting a file (-aessiv wins if both are given)")
 	fs.StringVar(&o.fido2, "fido2", "", "Protect the master key using the FIDO2 token at this device path (for -dumpmasterkey)")
+	fs.StringVar(&o.keyfile, "keyfile", "", "Unlock a key-file slot with this file instead of a password (for -dumpmasterkey)")
 	fs.BoolVar(&o.version, "version", false, "Print version information")
 	return fs
 }
@@ -107,6 +109,10 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if n > 1 {
 		fmt.Fprintf(stderr, "fatal: %d operations were requested\n", n)
+		return exitcodes.Usage
+	}
+	if o.keyfile != "" && o.fido2 != "" {
+		fmt.Fprintln(stderr, "-keyfile cannot be combined with -fido2")
 		return exitcodes.Usage
 	}
 	file := fs.Arg(0)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"gocryptfs/internal/configfile"
 	"gocryptfs/internal/testutil"
 	"gocryptfs/internal/testutil/coretest"
 )
@@ -132,7 +133,7 @@ func TestUsage(t *testing.T) {
 		})
 	}
 	out, _, _ := xray(t, "", "-h")
-	for _, w := range []string{"-dumpmasterkey", "-encrypt-paths", "-decrypt-paths", "-0", "-aessiv", "-xchacha", "-fido2", "Examples:"} {
+	for _, w := range []string{"-dumpmasterkey", "-encrypt-paths", "-decrypt-paths", "-0", "-aessiv", "-xchacha", "-fido2", "-keyfile", "Examples:"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("-h output lacks %q", w)
 		}
@@ -189,6 +190,73 @@ func TestDumpMasterKey(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, errOut, code := xray(t, c.stdin, append(append([]string{"-dumpmasterkey"}, c.args...), c.file)...)
+			if code != c.code || out != c.stdout || !strings.Contains(errOut, c.stderr) || (c.stderr == "") != (errOut == "") {
+				t.Errorf("exit %d (want %d)\nstdout: %q (want %q)\nstderr: %q (want %q)", code, c.code, out, c.stdout, errOut, c.stderr)
+			}
+		})
+	}
+}
+
+// TestDumpMasterKeyKeyFile: -keyfile opens a key-file slot, and the master
+// key it prints is the one the password slot gives.
+func TestDumpMasterKeyKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, content []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	keyFile := write("key", []byte("key file\x00bytes\n"))
+	conf := filepath.Join(dir, "gocryptfs.conf")
+	cf, mk, err := configfile.Create(configfile.CreateArgs{Path: conf, Password: []byte("test"), Creator: "test", LogN: configfile.ScryptMinLogN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cf.AddSlot(mk, []byte("key file\x00bytes\n"), configfile.SlotSpec{Kind: configfile.SlotKeyFile, ScryptLogN: configfile.ScryptMinLogN}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cf.WriteFile(); err != nil {
+		t.Fatal(err)
+	}
+	want := hex.EncodeToString(mk) + "\n"
+	byPassword, errOut, code := xray(t, "test\n", "-dumpmasterkey", conf)
+	if code != 0 || byPassword != want || errOut != "" {
+		t.Fatalf("password: exit %d, stdout %q, stderr %q; want %q", code, byPassword, errOut, want)
+	}
+	byKeyFile, errOut, code := xray(t, "", "-dumpmasterkey", "-keyfile", keyFile, conf)
+	if code != 0 || byKeyFile != byPassword || errOut != "" {
+		t.Errorf("-keyfile: exit %d, stdout %q, stderr %q; want the password's %q", code, byKeyFile, errOut, byPassword)
+	}
+	// A config with only a key-file slot.
+	only := filepath.Join(dir, "only.conf")
+	cfOnly, mkOnly, err := configfile.Create(configfile.CreateArgs{Path: only, Password: []byte("x"), Creator: "test", LogN: configfile.ScryptMinLogN})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfOnly.ReplaceSlot(0, mkOnly, []byte("key file\x00bytes\n"), configfile.SlotSpec{Kind: configfile.SlotKeyFile}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfOnly.WriteFile(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, stdin string
+		args        []string
+		code        int
+		stdout      string
+		stderr      string
+	}{
+		{"key-file-only config", "", []string{"-keyfile", keyFile, only}, 0, hex.EncodeToString(mkOnly) + "\n", ""},
+		{"wrong key file", "", []string{"-keyfile", write("other", []byte("other")), conf}, 8, "", "The key file does not unlock any slot.\n"},
+		{"empty key file", "", []string{"-keyfile", write("empty", nil), conf}, 9, "", "is empty"},
+		{"missing key file", "", []string{"-keyfile", filepath.Join(dir, "missing"), conf}, 9, "", "Cannot read key file"},
+		{"password for a key-file-only config", "test\n", []string{only}, 1, "", "no password key slot (it has: [keyfile]); use -keyfile or -fido2 accordingly."},
+		{"-keyfile with -fido2", "", []string{"-keyfile", keyFile, "-fido2", "/dev/null", conf}, 1, "", "-keyfile cannot be combined with -fido2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := xray(t, c.stdin, append([]string{"-dumpmasterkey"}, c.args...)...)
 			if code != c.code || out != c.stdout || !strings.Contains(errOut, c.stderr) || (c.stderr == "") != (errOut == "") {
 				t.Errorf("exit %d (want %d)\nstdout: %q (want %q)\nstderr: %q (want %q)", code, c.code, out, c.stdout, errOut, c.stderr)
 			}

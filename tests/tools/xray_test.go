@@ -35,6 +35,25 @@ func TestXrayDumpMasterKeyVectors(t *testing.T) {
 	testutil.Expect(t, xray(t, "test\n", "-dumpmasterkey", filepath.Join(t.TempDir(), "missing.conf")), 11)
 }
 
+// TestXrayDumpMasterKeyKeyFile: gocryptfs-xray -keyfile opens a key-file
+// slot that gocryptfs -addkey -newkeyfile added, and prints the master key
+// that the password slot gives.
+func TestXrayDumpMasterKeyKeyFile(t *testing.T) {
+	dir := initFS(t)
+	kf := writeFile(t, "key", []byte("key file\x00bytes"))
+	testutil.Expect(t, gocryptfs(t, "-addkey", "-extpass", "echo "+testutil.Password, "-scryptn", "10", "-newkeyfile", kf, dir), 0, "Key slot 1 (keyfile) added.")
+	conf := filepath.Join(dir, "gocryptfs.conf")
+	byPassword := xray(t, testutil.Password+"\n", "-dumpmasterkey", conf)
+	testutil.Expect(t, byPassword, 0)
+	byKeyFile := xray(t, "", "-dumpmasterkey", "-keyfile", kf, conf)
+	testutil.Expect(t, byKeyFile, 0)
+	if len(byPassword.Stdout) != 65 || byKeyFile.Stdout != byPassword.Stdout {
+		t.Errorf("-keyfile printed %q, the password %q", byKeyFile.Stdout, byPassword.Stdout)
+	}
+	testutil.Expect(t, xray(t, "", "-dumpmasterkey", "-keyfile", writeFile(t, "other", []byte("other")), conf), 8,
+		"The key file does not unlock any slot.")
+}
+
 // TestXrayVectorFiles rebuilds the files of TV-7, TV-10 and TV-14 from
 // their recorded headers and nonces and checks the binary's output against
 // the reference output of docs/format.md.
