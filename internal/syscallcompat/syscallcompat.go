@@ -145,7 +145,7 @@ func OpenDirAt(dirfd int, name string) (int, error) {
 // fails with EISDIR, a symlink with ELOOP, anything else with EINVAL.
 func OpenFileAt(dirfd int, name string, flags int) (int, error) {
 	var st unix.Stat_t
-	return openFileAt(dirfd, name, flags, &st, ProcFdPath)
+	return OpenRegularAt(dirfd, name, flags, &st)
 }
 
 // OpenRegularAt is OpenFileAt that also fills st with the stat of the
@@ -156,31 +156,28 @@ func OpenFileAt(dirfd int, name string, flags int) (int, error) {
 // close of the pin). The stat is as fresh as one taken right after the
 // open: the inode is the same, and its content can change in either gap.
 func OpenRegularAt(dirfd int, name string, flags int, st *unix.Stat_t) (int, error) {
+	if !haveProcFd {
+		// No O_PATH pin to reopen: straight to the fallback below.
+		return openFileAt(dirfd, name, flags, st, nil)
+	}
 	return openFileAt(dirfd, name, flags, st, ProcFdPath)
 }
 
 // openFileAt is OpenRegularAt with the /proc path of an fd supplied by
-// the caller, so that tests can take the fallback path.
+// the caller, so that tests can take the fallback path; nil takes it
+// without trying /proc (systems without O_PATH and /proc/self/fd).
 func openFileAt(dirfd int, name string, flags int, st *unix.Stat_t, procPath func(int) string) (int, error) {
 	if flags&unix.O_CREAT != 0 {
 		return -1, syscall.EINVAL
 	}
-	pfd, err := OpenPathAt(dirfd, name)
-	if err != nil {
-		return -1, err
-	}
-	defer Close(pfd)
-	if err := checkRegular(pfd, st); err != nil {
-		return -1, err
-	}
-	p := procPath(pfd)
-	// No O_NOFOLLOW here: the magic link itself must be followed.
-	fd, err := RetryInt(func() (int, error) { return unix.Open(p, flags|unix.O_CLOEXEC, 0) })
-	if err != syscall.ENOENT {
-		return fd, err
+	if procPath != nil {
+		fd, noProc, err := openPinned(dirfd, name, flags, st, procPath)
+		if !noProc {
+			return fd, err
+		}
 	}
 	// /proc is not mounted.
-	fd, err = Openat(dirfd, name, flags|unix.O_NONBLOCK, 0)
+	fd, err := Openat(dirfd, name, flags|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return -1, err
 	}
@@ -202,6 +199,24 @@ func openFileAt(dirfd int, name string, flags int, st *unix.Stat_t, procPath fun
 		}
 	}
 	return fd, nil
+}
+
+// openPinned is the way of openFileAt through an O_PATH pin and its /proc
+// path; noProc reports that /proc is not mounted (the reopen found no
+// such path).
+func openPinned(dirfd int, name string, flags int, st *unix.Stat_t, procPath func(int) string) (fd int, noProc bool, err error) {
+	pfd, err := OpenPathAt(dirfd, name)
+	if err != nil {
+		return -1, false, err
+	}
+	defer Close(pfd)
+	if err := checkRegular(pfd, st); err != nil {
+		return -1, false, err
+	}
+	p := procPath(pfd)
+	// No O_NOFOLLOW here: the magic link itself must be followed.
+	fd, err = RetryInt(func() (int, error) { return unix.Open(p, flags|unix.O_CLOEXEC, 0) })
+	return fd, err == syscall.ENOENT, err
 }
 
 // checkRegular fails unless fd is a regular file (see OpenFileAt); st
@@ -349,20 +364,6 @@ func UtimesNanoAt(dirfd int, name string, ts [2]unix.Timespec) error {
 // act on an inode that was opened without following symlinks.
 func ProcFdPath(fd int) string {
 	return "/proc/self/fd/" + strconv.Itoa(fd)
-}
-
-// ChmodPathFd changes the mode of the inode behind fd, also an O_PATH fd,
-// which fchmod(2) refuses: through ProcFdPath, which names the open inode
-// itself, so nothing is looked up by name and no symlink is followed.
-func ChmodPathFd(fd int, mode uint32) error {
-	return Retry(func() error { return unix.Chmod(ProcFdPath(fd), mode) })
-}
-
-// ReopenPathFd opens the inode behind fd, also an O_PATH fd, anew with
-// flags (O_CLOEXEC added), through ProcFdPath (see ChmodPathFd). The
-// permission check is that of an open of the inode by its mode.
-func ReopenPathFd(fd int, flags int) (int, error) {
-	return RetryInt(func() (int, error) { return unix.Open(ProcFdPath(fd), flags|unix.O_CLOEXEC, 0) })
 }
 
 // FgetxattrAll returns the whole value of attr, growing the buffer as needed.

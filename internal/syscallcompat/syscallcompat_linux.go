@@ -103,3 +103,58 @@ const NoatimeFlag = unix.O_NOATIME
 // NoAttr is the error of reading an extended attribute that is not
 // there (ENODATA on Linux, ENOATTR elsewhere).
 const NoAttr = unix.ENODATA
+
+// More Linux flags under portable names (see syscallcompat_other.go).
+const (
+	// RenameWhiteout leaves a whiteout behind (RENAME_WHITEOUT).
+	RenameWhiteout = unix.RENAME_WHITEOUT
+	// UtimeNow and UtimeOmit are the special Nsec values of the
+	// utimensat family: set the time to now, leave it alone.
+	UtimeNow  = unix.UTIME_NOW
+	UtimeOmit = unix.UTIME_OMIT
+	// ODirect is the O_DIRECT open flag.
+	ODirect = unix.O_DIRECT
+)
+
+// haveProcFd: O_PATH handles and /proc/self/fd exist here (see
+// OpenRegularAt).
+const haveProcFd = true
+
+// Fdatasync flushes the data of the file behind fd (and the metadata
+// needed to read it back).
+func Fdatasync(fd int) error {
+	return Retry(func() error { return unix.Fdatasync(fd) })
+}
+
+// ChmodPathFd changes the mode of the inode behind fd, also an O_PATH fd,
+// which fchmod(2) refuses: through ProcFdPath, which names the open inode
+// itself, so nothing is looked up by name and no symlink is followed.
+func ChmodPathFd(fd int, mode uint32) error {
+	return Retry(func() error { return unix.Chmod(ProcFdPath(fd), mode) })
+}
+
+// ReopenPathFd opens the inode behind fd, also an O_PATH fd, anew with
+// flags (O_CLOEXEC added), through ProcFdPath (see ChmodPathFd). The
+// permission check is that of an open of the inode by its mode.
+func ReopenPathFd(fd int, flags int) (int, error) {
+	return RetryInt(func() (int, error) { return unix.Open(ProcFdPath(fd), flags|unix.O_CLOEXEC, 0) })
+}
+
+// UtimesNanoFd sets atime and mtime of the inode behind fd (also an
+// O_PATH fd) through ProcFdPath: unlike FutimesNano it needs no
+// AT_EMPTY_PATH support of utimensat (Linux 5.8).
+func UtimesNanoFd(fd int, ts [2]unix.Timespec) error {
+	return Retry(func() error { return unix.UtimesNanoAt(unix.AT_FDCWD, ProcFdPath(fd), ts[:], 0) })
+}
+
+// The statfs flags of a read-only and of a noatime mount.
+const (
+	MountRdonly  = unix.ST_RDONLY
+	MountNoatime = unix.ST_NOATIME
+)
+
+// Dup2 makes newfd a copy of oldfd (dup3 without flags: linux/arm64 has
+// no dup2 system call).
+func Dup2(oldfd, newfd int) error {
+	return unix.Dup3(oldfd, newfd, 0)
+}

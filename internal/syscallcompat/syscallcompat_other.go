@@ -5,6 +5,7 @@ package syscallcompat
 import (
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,7 +27,20 @@ const (
 	RenameNoReplace = 0x1
 	// RenameExchange swaps source and target (RENAME_EXCHANGE).
 	RenameExchange = 0x2
+	// RenameWhiteout leaves a whiteout behind (RENAME_WHITEOUT); no
+	// system here has it, renameFlags refuses it.
+	RenameWhiteout = 0x4
+	// UtimeNow and UtimeOmit are the special Nsec values of the
+	// utimensat family (the same on macOS and FreeBSD).
+	UtimeNow  = -1
+	UtimeOmit = -2
+	// ODirect is the O_DIRECT open flag; 0: not looked at here.
+	ODirect = 0
 )
+
+// haveProcFd: there is no O_PATH and no /proc/self/fd here, so
+// OpenRegularAt opens with O_NONBLOCK and checks afterwards.
+const haveProcFd = false
 
 // NoatimeFlag is the open flag that leaves the access time alone
 // (O_NOATIME on Linux); 0: there is none here.
@@ -44,11 +58,46 @@ func Fallocate(fd int, mode uint32, off, length int64) error {
 
 // OpenPathAt opens name relative to dirfd without following a symlink
 // (ELOOP). There is no O_PATH here: the entry is opened for reading with
-// O_NONBLOCK, so a FIFO cannot block the caller, but reading permission is
-// needed and a device node's open routine runs. The fd works with the
-// *xattr helpers below, which use the fd-based calls.
+// O_NONBLOCK, which needs reading permission, and only if an fstatat found
+// a regular file or a directory, so that no device driver's open routine
+// runs and no FIFO or socket is opened; anything else fails with
+// EOPNOTSUPP (its attributes cannot be reached here). The opened fd is
+// checked again; only a device node swapped in between the two (which
+// takes root to create) is opened. The fd works with the *xattr helpers
+// below, which use the fd-based calls.
 func OpenPathAt(dirfd int, name string) (int, error) {
-	return Openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	var st unix.Stat_t
+	if err := Fstatat(dirfd, name, &st); err != nil {
+		return -1, err
+	}
+	if err := regularOrDir(&st); err != nil {
+		return -1, err
+	}
+	fd, err := Openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := Fstat(fd, &st); err != nil {
+		Close(fd)
+		return -1, err
+	}
+	if err := regularOrDir(&st); err != nil {
+		Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// regularOrDir fails with ELOOP for a symlink and EOPNOTSUPP for anything
+// else that is neither a regular file nor a directory (see OpenPathAt).
+func regularOrDir(st *unix.Stat_t) error {
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG, syscall.S_IFDIR:
+		return nil
+	case syscall.S_IFLNK:
+		return syscall.ELOOP
+	}
+	return syscall.EOPNOTSUPP
 }
 
 // Mknodat is not available here (only the mount creates special files).
@@ -66,9 +115,58 @@ func Renameat2(oldDirfd int, oldName string, newDirfd int, newName string, flags
 	return renameFlags(oldDirfd, oldName, newDirfd, newName, flags)
 }
 
-// FutimesNano is not available here (only the mount sets times by fd).
+// FutimesNano sets atime and mtime of the file open at fd. x/sys has no
+// futimens here, so it is futimes(2): microsecond resolution, and
+// UtimeOmit is the time read by an fstat just before (a change in
+// between is overwritten).
 func FutimesNano(fd int, ts [2]unix.Timespec) error {
-	return syscall.EOPNOTSUPP
+	var st unix.Stat_t
+	if ts[0].Nsec == UtimeOmit || ts[1].Nsec == UtimeOmit {
+		if err := Fstat(fd, &st); err != nil {
+			return err
+		}
+	}
+	now := time.Now().UnixNano()
+	cur := [2]unix.Timespec{st.Atim, st.Mtim}
+	var tv [2]unix.Timeval
+	for i, t := range ts {
+		switch t.Nsec {
+		case UtimeNow:
+			tv[i] = unix.NsecToTimeval(now)
+		case UtimeOmit:
+			tv[i] = unix.NsecToTimeval(unix.TimespecToNsec(cur[i]))
+		default:
+			tv[i] = unix.NsecToTimeval(unix.TimespecToNsec(t))
+		}
+	}
+	return Retry(func() error { return unix.Futimes(fd, tv[:]) })
+}
+
+// UtimesNanoFd is FutimesNano here: fd is never an O_PATH handle (see
+// OpenPathAt).
+func UtimesNanoFd(fd int, ts [2]unix.Timespec) error {
+	return FutimesNano(fd, ts)
+}
+
+// Fdatasync is fsync(2) here (macOS has no fdatasync; on both systems
+// fsync does at least what fdatasync does).
+func Fdatasync(fd int) error {
+	return Retry(func() error { return unix.Fsync(fd) })
+}
+
+// ChmodPathFd changes the mode of the file open at fd: fd is a real
+// descriptor here (see OpenPathAt), so fchmod(2) takes it.
+func ChmodPathFd(fd int, mode uint32) error {
+	return Fchmod(fd, mode)
+}
+
+// ReopenPathFd cannot open the inode behind fd anew here: there is no
+// /proc/self/fd (macOS's /dev/fd duplicates the descriptor with its old
+// flags instead). EOPNOTSUPP; the callers (the open of a file without
+// owner read permission, forwarded locks and opens checked with the
+// caller's identity) are Linux only, see docs/cli.md "Platforms".
+func ReopenPathFd(fd int, flags int) (int, error) {
+	return -1, syscall.EOPNOTSUPP
 }
 
 // Fgetxattr reads attribute attr of the file open at fd into dest and
@@ -138,4 +236,15 @@ func fileModeToType(m os.FileMode) uint32 {
 		return syscall.S_IFBLK
 	}
 	return 0
+}
+
+// The statfs flags of a read-only and of a noatime mount.
+const (
+	MountRdonly  = unix.MNT_RDONLY
+	MountNoatime = unix.MNT_NOATIME
+)
+
+// Dup2 makes newfd a copy of oldfd.
+func Dup2(oldfd, newfd int) error {
+	return unix.Dup2(oldfd, newfd)
 }
