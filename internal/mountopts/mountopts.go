@@ -71,9 +71,11 @@ type Params struct {
 // CIPHERDIR (-sharedstorage) and where nothing is written (read-only,
 // reverse). The frontend must know (fusefrontend.Args.Writeback): the
 // kernel then computes O_APPEND offsets itself and writes back through
-// any writable handle.
+// any writable handle. Linux only (writebackCache): what macFUSE does
+// with the flag has not been seen here, and the frontend emulating
+// O_APPEND is right whatever the kernel does.
 func Writeback(p Params) bool {
-	return !p.NoWriteCache && !p.SharedStorage && !p.ReadOnly && !p.Reverse
+	return writebackCache && !p.NoWriteCache && !p.SharedStorage && !p.ReadOnly && !p.Reverse
 }
 
 // ForwardLocks reports whether the mount asks the kernel to forward fcntl

@@ -16,3 +16,6 @@ const (
 	mountAttrStrictatime = unix.MOUNT_ATTR_STRICTATIME
 	mountAttrAtime       = unix.MOUNT_ATTR__ATIME
 )
+
+// writebackCache: the kernel's writeback cache may be asked for (Writeback).
+const writebackCache = true

@@ -15,3 +15,6 @@ const (
 	mountAttrStrictatime = 0
 	mountAttrAtime       = 0
 )
+
+// writebackCache: never asked for here (see Writeback).
+const writebackCache = false
