@@ -77,5 +77,5 @@ func (rn *RootNode) killSgidAfterACL(ctx context.Context, fd int) error {
 		return nil
 	}
 	// fd is an O_PATH handle: chmod through its /proc path.
-	return syscallcompat.ChmodPathFd(fd, st.Mode&0o7777&^syscall.S_ISGID)
+	return syscallcompat.ChmodPathFd(fd, uint32(st.Mode&0o7777&^syscall.S_ISGID))
 }

@@ -74,7 +74,7 @@ func NoDiratimeFromOptions(opts []string) bool {
 // directory (dir) with nodiratime.
 func (rn *RootNode) noatimeFlag(dir bool) int {
 	if rn.args.Atime == AtimeNoatime || dir && rn.args.NoDiratime {
-		return unix.O_NOATIME
+		return syscallcompat.NoatimeFlag
 	}
 	return 0
 }
@@ -128,8 +128,8 @@ func (rn *RootNode) touchAtime(fd int) {
 	if rn.args.Atime != AtimeStrict {
 		return
 	}
-	ts := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_OMIT}}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, syscallcompat.ProcFdPath(fd), ts, 0); err != nil {
+	ts := [2]unix.Timespec{{Nsec: syscallcompat.UtimeNow}, {Nsec: syscallcompat.UtimeOmit}}
+	if err := syscallcompat.UtimesNanoFd(fd, ts); err != nil {
 		rn.log.Debug("strictatime: could not set atime", "err", err)
 	}
 }

@@ -163,7 +163,7 @@ func (rn *RootNode) addDirEntry(l *listing, dfd int, dst *unix.Stat_t, de syscal
 		if err := syscallcompat.Fstatat(dfd, de.Name, &st); err != nil {
 			return // vanished meanwhile
 		}
-		typ = st.Mode & syscall.S_IFMT
+		typ = uint32(st.Mode & syscall.S_IFMT)
 	}
 	ino := rn.shownIno(&unix.Stat_t{Dev: dst.Dev, Ino: de.Ino})
 	l.ents = append(l.ents, fuse.DirEntry{Name: name, Mode: typ, Ino: ino})
@@ -338,7 +338,7 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 			err := syscallcompat.Fstatat(e.dirfd, e.cName, &st)
 			if err == nil {
 				// Keep an inherited set-group-ID bit (see below).
-				err = syscallcompat.Fchmodat(e.dirfd, e.cName, mode|st.Mode&syscall.S_ISGID)
+				err = syscallcompat.Fchmodat(e.dirfd, e.cName, mode|uint32(st.Mode&syscall.S_ISGID))
 			}
 			if err != nil {
 				rn.log.Warn("mkdir: chmod failed", "err", err)
@@ -364,8 +364,8 @@ func (n *Node) mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if inherit {
 		return n.finishCreate(ctx, e, true, out)
 	}
-	want := mode | st.Mode&syscall.S_ISGID
-	if st.Mode&0o7777 == want {
+	want := mode | uint32(st.Mode&syscall.S_ISGID)
+	if uint32(st.Mode&0o7777) == want {
 		// Created with the right mode already (the usual case: the
 		// daemon's umask is 0 and the mode includes 0700): the stat
 		// taken after the IV file was written is the entry's.
@@ -476,12 +476,12 @@ func (rn *RootNode) onEmptiedDir(e *entry, fn func() error) error {
 		return syscall.ENOTEMPTY
 	}
 	tmp := nametransform.DirIVFilename + ".rmdir." + uitoa(randUint64())
-	if err := syscallcompat.Renameat2(fd, nametransform.DirIVFilename, e.dirfd, tmp, unix.RENAME_NOREPLACE); err != nil {
+	if err := syscallcompat.Renameat2(fd, nametransform.DirIVFilename, e.dirfd, tmp, syscallcompat.RenameNoReplace); err != nil {
 		restoreMode()
 		return err
 	}
 	if err := fn(); err != nil {
-		if err2 := syscallcompat.Renameat2(e.dirfd, tmp, fd, nametransform.DirIVFilename, unix.RENAME_NOREPLACE); err2 != nil {
+		if err2 := syscallcompat.Renameat2(e.dirfd, tmp, fd, nametransform.DirIVFilename, syscallcompat.RenameNoReplace); err2 != nil {
 			rn.log.Error("could not restore the directory IV after a failed operation", "dir", e.cName, "tmp", tmp, "err", err2)
 		}
 		restoreMode()
@@ -502,7 +502,7 @@ func (rn *RootNode) openDirChmod(e *entry) (fd int, restore func(), err error) {
 	if err := syscallcompat.Fstatat(e.dirfd, e.cName, &st); err != nil {
 		return -1, nil, err
 	}
-	orig := st.Mode & 0o7777
+	orig := uint32(st.Mode & 0o7777)
 	if err := syscallcompat.Fchmodat(e.dirfd, e.cName, orig|0o700); err != nil {
 		return -1, nil, syscall.EACCES
 	}
@@ -586,7 +586,7 @@ func (n *Node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	defer fuseutil.Recover(rn.log, "Rename", &errno)
 	rn.enter("Rename")
 	var victim *fs.Inode
-	if flags&unix.RENAME_EXCHANGE == 0 {
+	if flags&renameExchange == 0 {
 		victim = newParent.EmbeddedInode().GetChild(newName)
 	}
 	err := n.rename(name, newParent, newName, flags)
@@ -615,7 +615,7 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 	if rn.args.ReadOnly {
 		return syscall.EROFS
 	}
-	if flags&^(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE|unix.RENAME_WHITEOUT) != 0 {
+	if flags&^(renameNoReplace|renameExchange|renameWhiteout) != 0 {
 		return syscall.EINVAL
 	}
 	np := nodeOf(newParent)
@@ -636,9 +636,9 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 		return err
 	}
 	defer dst.close()
-	if flags&unix.RENAME_EXCHANGE != 0 {
+	if flags&renameExchange != 0 {
 		// Both names stay in place, so their companion files stay valid.
-		return syscallcompat.Renameat2(src.dirfd, src.cName, dst.dirfd, dst.cName, uint(flags))
+		return syscallcompat.Renameat2(src.dirfd, src.cName, dst.dirfd, dst.cName, backingRenameFlags(flags))
 	}
 	undo, err := rn.writeLongName(dst)
 	if err != nil {
@@ -648,10 +648,10 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 		if err := rn.inject("rename"); err != nil {
 			return err
 		}
-		return syscallcompat.Renameat2(src.dirfd, src.cName, dst.dirfd, dst.cName, uint(flags))
+		return syscallcompat.Renameat2(src.dirfd, src.cName, dst.dirfd, dst.cName, backingRenameFlags(flags))
 	}
 	err = doRename()
-	if (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)) && flags&unix.RENAME_NOREPLACE == 0 {
+	if (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)) && flags&renameNoReplace == 0 {
 		// The target may be a directory that is empty in the plaintext
 		// view but still holds its gocryptfs.diriv. Replace it while its
 		// IV file is moved out, so that it survives a failed rename.
@@ -664,7 +664,7 @@ func (n *Node) rename(name string, newParent fs.InodeEmbedder, newName string, f
 		undo()
 		return err
 	}
-	if (src.isLong() || src.longBase != "") && flags&unix.RENAME_WHITEOUT == 0 {
+	if (src.isLong() || src.longBase != "") && flags&renameWhiteout == 0 {
 		// rename(2) between two hard links of one inode succeeds without
 		// removing the source; only drop the companion if it is gone.
 		// A whiteout takes the source's name, so it keeps the companion.

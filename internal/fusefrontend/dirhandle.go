@@ -103,7 +103,7 @@ var _ = (fs.FileFsyncdirer)((*plusDir)(nil))
 func (d *plusDir) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
 	errno, _ := fuseutil.ToErrno(syscallcompat.Retry(func() error {
 		if flags&1 != 0 {
-			return unix.Fdatasync(d.fd)
+			return syscallcompat.Fdatasync(d.fd)
 		}
 		return unix.Fsync(d.fd)
 	}))

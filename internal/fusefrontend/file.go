@@ -157,7 +157,7 @@ func (rn *RootNode) newFileStat(fd int, st *unix.Stat_t, flags uint32) (*file, e
 		return nil, err
 	}
 	rn.openFiles.Add(1)
-	return &file{cf: cf, appendMode: flags&syscall.O_APPEND != 0 && !rn.args.Writeback, direct: flags&syscall.O_DIRECT != 0,
+	return &file{cf: cf, appendMode: flags&syscall.O_APPEND != 0 && !rn.args.Writeback, direct: flags&syscallcompat.ODirect != 0,
 		readOnly: flags&syscall.O_ACCMODE == syscall.O_RDONLY}, nil
 }
 
@@ -488,7 +488,7 @@ func (n *Node) syncBacking(datasync bool) error {
 	}
 	defer syscallcompat.Close(fd)
 	if datasync {
-		return syscallcompat.Retry(func() error { return unix.Fdatasync(fd) })
+		return syscallcompat.Fdatasync(fd)
 	}
 	return syscallcompat.Retry(func() error { return unix.Fsync(fd) })
 }

@@ -82,10 +82,7 @@ func lowSpaceHeadroom() int64 {
 		if ratio <= 0 {
 			ratio = 20
 		}
-		var si unix.Sysinfo_t
-		if err := unix.Sysinfo(&si); err == nil {
-			limit = int64(si.Totalram) * int64(si.Unit) / 100 * ratio
-		}
+		limit = totalRAM() / 100 * ratio
 	}
 	return max(lowSpaceMin, 2*limit/100)
 }

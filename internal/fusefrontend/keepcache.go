@@ -32,7 +32,7 @@ type cacheStamp struct {
 }
 
 func stampOf(st *unix.Stat_t) cacheStamp {
-	return cacheStamp{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+	return cacheStamp{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
 }
 
 // keepCache reports whether an open of n whose backing file has the stat

@@ -51,7 +51,7 @@ func keepsSetid(ctx context.Context) bool {
 	procStatus(c.Pid, func(key, val string) {
 		if key == "CapEff" {
 			caps, err := strconv.ParseUint(val, 16, 64)
-			keeps = err != nil || caps&(1<<unix.CAP_FSETID) != 0
+			keeps = err != nil || caps&(1<<capFsetid) != 0
 		}
 	})
 	return keeps
@@ -87,7 +87,7 @@ func (rn *RootNode) killPrivFd(ctx context.Context, fd int, force bool) error {
 // killBits returns the new permission bits of a regular file and whether
 // they differ from the current ones.
 func killBits(ctx context.Context, st *unix.Stat_t) (uint32, bool) {
-	mode := st.Mode & 0o7777
+	mode := uint32(st.Mode & 0o7777)
 	k := killedMode(mode, func() bool { return callerInGroup(ctx, st.Gid) })
 	return k, k != mode && st.Mode&syscall.S_IFMT == syscall.S_IFREG
 }

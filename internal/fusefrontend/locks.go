@@ -187,8 +187,8 @@ func (o *ownerLock) releaseAll() {
 		return
 	}
 	// The whole range: o.fd carries application locks only.
-	flk := unix.Flock_t{Type: unix.F_UNLCK, Whence: unix.SEEK_SET}
-	if syscallcompat.Retry(func() error { return unix.FcntlFlock(uintptr(o.fd), unix.F_OFD_SETLK, &flk) }) == nil {
+	flk := syscall.Flock_t{Type: syscall.F_UNLCK, Whence: unix.SEEK_SET}
+	if ofdSetlk(o.fd, &flk) == nil {
 		o.empty = true
 	}
 }
@@ -328,7 +328,7 @@ func (n *Node) Getlk(ctx context.Context, fh fs.FileHandle, owner uint64, lk *fu
 		defer rn.locks.unpin(ino, owner, o)
 		fd = o.fd
 	}
-	err := syscallcompat.Retry(func() error { return syscall.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &flk) })
+	err := ofdGetlk(fd, &flk)
 	if err != nil {
 		return n.toErrno("Getlk", err)
 	}
@@ -405,7 +405,7 @@ func (n *Node) setLock(ctx context.Context, fh fs.FileHandle, owner uint64, lk *
 	try := func() error {
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		err := syscallcompat.Retry(func() error { return syscall.FcntlFlock(uintptr(o.fd), unix.F_OFD_SETLK, &flk) })
+		err := ofdSetlk(o.fd, &flk)
 		if err == nil {
 			if !unlock {
 				o.empty = false

@@ -135,7 +135,7 @@ func (rn *RootNode) symlinkSize(dirfd int, cName string, stored uint64) uint64 {
 // newChild creates (or finds) the go-fuse inode for an existing backing
 // entry.
 func (n *Node) newChild(ctx context.Context, st *unix.Stat_t) *fs.Inode {
-	id := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: n.rn.shownIno(st), Gen: 1}
+	id := fs.StableAttr{Mode: uint32(st.Mode & syscall.S_IFMT), Ino: n.rn.shownIno(st), Gen: 1}
 	return n.NewInode(ctx, &Node{rn: n.rn}, id)
 }
 
@@ -143,7 +143,7 @@ func (n *Node) newChild(ctx context.Context, st *unix.Stat_t) *fs.Inode {
 // new inode, whose inode number the kernel may still know from a removed
 // entry (see inoReuse).
 func (n *Node) newFreshChild(ctx context.Context, st *unix.Stat_t) *fs.Inode {
-	id := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: n.rn.freshIno(st), Gen: 1}
+	id := fs.StableAttr{Mode: uint32(st.Mode & syscall.S_IFMT), Ino: n.rn.freshIno(st), Gen: 1}
 	return n.NewInode(ctx, &Node{rn: n.rn}, id)
 }
 

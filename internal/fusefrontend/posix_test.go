@@ -1,3 +1,7 @@
+//go:build linux
+
+// (go-fuse's posixtest builds on Linux only: it uses O_DIRECT.)
+
 package fusefrontend
 
 import (

@@ -192,7 +192,7 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		umask:    readUmask(),
 		asRoot:   os.Geteuid() == 0,
 		flush:    flushNeeded(args, fd),
-		inos:     inomap.New(st.Dev),
+		inos:     inomap.New(uint64(st.Dev)),
 		dirCache: newDirCache(args.SharedStorage),
 		names:    newNameMemo(memoSlots),
 		xattrs:   newNameMemo(xattrMemoSlots),
@@ -204,7 +204,7 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 	rn.rootRef = newDirRef(fd)
 	rn.rootIno = rn.shownIno(&st)
 	var sfs unix.Statfs_t
-	rn.backingNoatime = syscallcompat.Fstatfs(fd, &sfs) == nil && sfs.Flags&unix.ST_NOATIME != 0
+	rn.backingNoatime = syscallcompat.Fstatfs(fd, &sfs) == nil && sfs.Flags&syscallcompat.MountNoatime != 0
 	rn.space = newSpaceGuard(fd, rn.enterLowSpace)
 	rn.warned.init()
 	rn.Node.rn = rn

@@ -226,12 +226,12 @@ func (rn *RootNode) setattr(ctx context.Context, f *file, e *entry, in *fuse.Set
 		}
 		changed = true
 	}
-	ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_OMIT}}
+	ts := [2]unix.Timespec{{Nsec: syscallcompat.UtimeOmit}, {Nsec: syscallcompat.UtimeOmit}}
 	set := false
 	if in.Valid&fuse.FATTR_ATIME != 0 {
 		set = true
 		if in.Valid&fuse.FATTR_ATIME_NOW != 0 {
-			ts[0].Nsec = unix.UTIME_NOW
+			ts[0].Nsec = syscallcompat.UtimeNow
 		} else {
 			ts[0] = unix.Timespec{Sec: int64(in.Atime), Nsec: int64(in.Atimensec)}
 		}
@@ -239,7 +239,7 @@ func (rn *RootNode) setattr(ctx context.Context, f *file, e *entry, in *fuse.Set
 	if in.Valid&fuse.FATTR_MTIME != 0 {
 		set = true
 		if in.Valid&fuse.FATTR_MTIME_NOW != 0 {
-			ts[1].Nsec = unix.UTIME_NOW
+			ts[1].Nsec = syscallcompat.UtimeNow
 		} else {
 			ts[1] = unix.Timespec{Sec: int64(in.Mtime), Nsec: int64(in.Mtimensec)}
 		}

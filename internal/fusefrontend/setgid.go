@@ -73,13 +73,18 @@ func callerInGroupOrFsetid(tid, fsgid, gid uint32) bool {
 			}
 		case "CapEff":
 			caps, err := strconv.ParseUint(val, 16, 64)
-			if err != nil || caps&(1<<unix.CAP_FSETID) != 0 {
+			if err != nil || caps&(1<<capFsetid) != 0 {
 				ok = true
 			}
 		}
 	})
 	return !found || ok
 }
+
+// capFsetid is the bit of CAP_FSETID in the CapEff line of
+// /proc/<tid>/status (Linux's capability numbering: the file is Linux's;
+// elsewhere procStatus finds none).
+const capFsetid = 4
 
 // procStatus calls fn with each "Key: value" line of /proc/<tid>/status
 // (value trimmed) and reports whether the file could be read. A thread ID

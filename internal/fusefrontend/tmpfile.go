@@ -84,6 +84,9 @@ func (n *Node) tmpfile(ctx context.Context, flags int, mode uint32, out *fuse.En
 	if rn.args.ReadOnly {
 		return nil, nil, syscall.EROFS
 	}
+	if oTmpfile == 0 {
+		return nil, nil, syscall.EOPNOTSUPP
+	}
 	e, err := n.self()
 	if err != nil {
 		return nil, nil, err
@@ -98,7 +101,7 @@ func (n *Node) tmpfile(ctx context.Context, flags int, mode uint32, out *fuse.En
 	// Read-write whatever the caller asked for: writes are
 	// read-modify-write. O_EXCL (never linkable) is enforced by the
 	// kernel on our inode; the backing file stays linkable for us.
-	bflags := unix.O_TMPFILE | unix.O_RDWR | flags&(unix.O_SYNC|unix.O_DSYNC)
+	bflags := oTmpfile | unix.O_RDWR | flags&(unix.O_SYNC|unix.O_DSYNC)
 	fd := -1
 	// As the caller, like create: the file is owned by the caller and
 	// the kernel drops a set-group-ID bit the caller may not set.

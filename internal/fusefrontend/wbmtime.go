@@ -86,7 +86,7 @@ func (m *mtimeKeeper) done(fd int, ts unix.Timespec, wrote bool) error {
 
 // restore sets fd's mtime back to ts, leaving its atime alone.
 func restoreMtime(fd int, ts unix.Timespec) error {
-	return syscallcompat.FutimesNano(fd, [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, ts})
+	return syscallcompat.FutimesNano(fd, [2]unix.Timespec{{Nsec: syscallcompat.UtimeOmit}, ts})
 }
 
 // forget makes the next page-cache write read the backing mtime again

@@ -33,7 +33,7 @@ func (rn *RootNode) openWriteOnly(dirfd int, cName string, bflags int, firstErr 
 	if syscallcompat.Fstat(pfd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return -1, firstErr
 	}
-	unlock := rn.chmodLocks.lock(inoKey{st.Dev, st.Ino})
+	unlock := rn.chmodLocks.lock(inoKey{uint64(st.Dev), st.Ino})
 	defer unlock()
 	reopen := func() (int, error) { return syscallcompat.ReopenPathFd(pfd, bflags) }
 	// Under the lock the mode is the file's own: no opener of ours has
@@ -44,7 +44,7 @@ func (rn *RootNode) openWriteOnly(dirfd int, cName string, bflags int, firstErr 
 	if int(st.Uid) != os.Geteuid() || st.Mode&0o400 != 0 || st.Mode&0o200 == 0 {
 		return reopen()
 	}
-	orig := st.Mode & 0o7777
+	orig := uint32(st.Mode & 0o7777)
 	if err := syscallcompat.ChmodPathFd(pfd, orig|0o400); err != nil {
 		return -1, firstErr
 	}

@@ -66,7 +66,7 @@ func (n *Node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 	defer fuseutil.Recover(rn.log, "Getxattr", &errno)
 	rn.enter("Getxattr")
 	if rn.args.NoXattr {
-		return 0, syscall.ENODATA
+		return 0, syscallcompat.NoAttr
 	}
 	if attr == securityCapability && !rn.args.Suid {
 		// The kernel asks for this on every write; answering without a

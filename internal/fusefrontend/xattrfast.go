@@ -2,7 +2,8 @@ package fusefrontend
 
 import (
 	"errors"
-	"syscall"
+
+	"gocryptfs/internal/syscallcompat"
 )
 
 // getxattrFast reads the backing attribute cAttr of n with one
@@ -29,7 +30,7 @@ func (n *Node) getxattrFast(cAttr string) (val []byte, handled bool, err error) 
 	switch {
 	case err == nil:
 		return append([]byte(nil), buf[:sz]...), true, nil
-	case errors.Is(err, syscall.ENODATA):
+	case errors.Is(err, syscallcompat.NoAttr):
 		return nil, true, err
 	}
 	return nil, false, nil

@@ -98,7 +98,7 @@ func (rn *RootNode) configAttr(out *fuse.Attr) {
 	st := &rn.conf.Stat
 	fuseutil.AttrFromStat(st, out)
 	out.Ino = rn.confIno
-	out.Mode = syscall.S_IFREG | st.Mode&0o777
+	out.Mode = syscall.S_IFREG | uint32(st.Mode&0o777)
 	out.Nlink = 1
 	out.Size = uint64(len(rn.conf.Data))
 	out.Blocks = (out.Size + 511) / 512

@@ -24,5 +24,5 @@ func MountPointOf(path string) (MountPointID, error) {
 	if err := unix.Stat(parent, &st); err != nil {
 		return MountPointID{}, fmt.Errorf("parent of mount point %q: %w", path, err)
 	}
-	return MountPointID{ParentDev: st.Dev, ParentIno: st.Ino, Name: name}, nil
+	return MountPointID{ParentDev: uint64(st.Dev), ParentIno: st.Ino, Name: name}, nil
 }

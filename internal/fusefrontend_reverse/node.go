@@ -152,7 +152,7 @@ func (rn *RootNode) fillAttr(kind nodeKind, st *unix.Stat_t, out *fuse.Attr) {
 // new paths through the tree.
 func (rn *RootNode) newChild(ctx context.Context, parent *fs.Inode, kind nodeKind, pPath, cPath string, st *unix.Stat_t) *fs.Inode {
 	n := &node{rn: rn, kind: kind, pPath: pPath, cPath: cPath, cached: true}
-	id := fs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: rn.translateIno(st)}
+	id := fs.StableAttr{Mode: uint32(st.Mode & syscall.S_IFMT), Ino: rn.translateIno(st)}
 	return parent.NewInode(ctx, n, id)
 }
 
@@ -208,7 +208,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (ch 
 	if err := syscallcompat.Fstatat(dirfd, r.pName, &st); err != nil {
 		return nil, rn.errno("Lookup", err)
 	}
-	kind := kindOf(st.Mode)
+	kind := kindOf(uint32(st.Mode))
 	if rn.excluded(pPath, kind == kindDir) {
 		return nil, syscall.EPERM
 	}
@@ -259,7 +259,7 @@ func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errn
 			if err := syscallcompat.Fstatat(fd, e.Name, &st); err != nil {
 				continue // vanished meanwhile
 			}
-			typ = st.Mode & syscall.S_IFMT
+			typ = uint32(st.Mode & syscall.S_IFMT)
 		}
 		if rn.excluded(joinPath(pDir, e.Name), typ == syscall.S_IFDIR) {
 			continue
@@ -269,7 +269,7 @@ func (n *node) Readdir(ctx context.Context) (ds fs.DirStream, errno syscall.Errn
 			rn.log.Warn("Readdir: cannot encrypt name, skipping it", "dir", pDir, "name", e.Name, "err", err)
 			continue
 		}
-		ino := rn.inos.Translate(inomap.QIno{Dev: dirSt.Dev, Ino: e.Ino})
+		ino := rn.inos.Translate(inomap.QIno{Dev: uint64(dirSt.Dev), Ino: e.Ino})
 		out = append(out, fuse.DirEntry{Name: stored, Mode: typ, Ino: ino})
 		if long {
 			nf := nametransform.LongNameFilename(stored)
@@ -304,7 +304,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 			return rn.errno("Getattr", err)
 		}
 	}
-	if kindOf(st.Mode) != n.kind {
+	if kindOf(uint32(st.Mode)) != n.kind {
 		// Replaced by an entry of another type since the lookup.
 		return syscall.ENOENT
 	}
@@ -403,14 +403,14 @@ func (n *node) Getxattr(ctx context.Context, attr string, dest []byte) (size uin
 	defer fuseutil.Recover(rn.log, "Getxattr", &errno)
 	rn.enter("Getxattr")
 	if rn.args.NoXattr {
-		return 0, syscall.ENODATA
+		return 0, syscallcompat.NoAttr
 	}
 	acl := nametransform.IsACLName(attr)
 	plainName := attr
 	if !acl {
 		var err error
 		if plainName, err = rn.nt.DecryptXattrName(attr); err != nil {
-			return 0, syscall.ENODATA
+			return 0, syscallcompat.NoAttr
 		}
 	}
 	pPath, cPath, err := n.paths()

@@ -207,7 +207,7 @@ func (rn *RootNode) lstat(pPath string, st *unix.Stat_t) error {
 // boundary reports whether the directory with stat result st is a mount
 // point that -one-file-system shows empty.
 func (rn *RootNode) boundary(st *unix.Stat_t) bool {
-	return rn.args.OneFileSystem && st.Dev != rn.rootDev
+	return rn.args.OneFileSystem && uint64(st.Dev) != rn.rootDev
 }
 
 // splitPath splits a relative path into its directory ("" for top-level

@@ -120,7 +120,7 @@ type MountPointID struct {
 // with stat result dirSt is the view's own mount point (Args.MountPoint).
 func (rn *RootNode) isMountPoint(dirSt *unix.Stat_t, name string) bool {
 	mp := &rn.args.MountPoint
-	return mp.Name != "" && name == mp.Name && dirSt.Dev == mp.ParentDev && dirSt.Ino == mp.ParentIno
+	return mp.Name != "" && name == mp.Name && uint64(dirSt.Dev) == mp.ParentDev && dirSt.Ino == mp.ParentIno
 }
 
 // ErrExcludeFrom is wrapped by the NewRootNode error for an unreadable
@@ -231,16 +231,16 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		log:           logger,
 		excl:          excl,
 		rootFd:        fd,
-		rootDev:       st.Dev,
+		rootDev:       uint64(st.Dev),
 		rootIno:       st.Ino,
-		inos:          inomap.New(st.Dev),
+		inos:          inomap.New(uint64(st.Dev)),
 		collisionName: nametransform.ConfDefaultName + "_NAME_COLLISION_" + strconv.FormatUint(binary.BigEndian.Uint64(rnd[:]), 10),
 		nameInos:      make(map[string]uint64),
 		hardlinks:     make(map[devIno]string),
 		longNames:     make(map[string]string),
 	}
 	rn.node = node{rn: rn, kind: kindDir}
-	rn.inos.Translate(inomap.QIno{Dev: st.Dev, Tag: tagDirIV})
+	rn.inos.Translate(inomap.QIno{Dev: uint64(st.Dev), Tag: tagDirIV})
 	if rn.conf = loadReverseConfig(&args, logger); rn.conf != nil {
 		rn.confIno = rn.translateIno(&rn.conf.Stat)
 	}
@@ -289,13 +289,13 @@ func (rn *RootNode) mapsConfig() bool { return !rn.args.CustomConfig }
 
 // translateIno returns the shown inode number of a backing entry.
 func (rn *RootNode) translateIno(st *unix.Stat_t) uint64 {
-	return rn.inos.Translate(inomap.QIno{Dev: st.Dev, Ino: st.Ino})
+	return rn.inos.Translate(inomap.QIno{Dev: uint64(st.Dev), Ino: st.Ino})
 }
 
 // dirIVIno returns the inode number of the gocryptfs.diriv in the directory
 // with backing identity st: namespace(dev, tagDirIV) << 48 | dir inode.
 func (rn *RootNode) dirIVIno(st *unix.Stat_t) uint64 {
-	return rn.inos.Translate(inomap.QIno{Dev: st.Dev, Tag: tagDirIV, Ino: st.Ino})
+	return rn.inos.Translate(inomap.QIno{Dev: uint64(st.Dev), Tag: tagDirIV, Ino: st.Ino})
 }
 
 // nameFileIno returns the inode number of the .name file at cipher path
@@ -319,7 +319,7 @@ func (rn *RootNode) contentPath(st *unix.Stat_t, cPath string) string {
 	if st.Nlink <= 1 {
 		return cPath
 	}
-	k := devIno{st.Dev, st.Ino}
+	k := devIno{uint64(st.Dev), st.Ino}
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	if p, ok := rn.hardlinks[k]; ok {

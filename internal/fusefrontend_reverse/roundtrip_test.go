@@ -226,7 +226,7 @@ func snapshot(t testing.TB, root string) map[string]entrySnap {
 		if err := unix.Lstat(p, &st); err != nil {
 			return err
 		}
-		e := entrySnap{mode: st.Mode, size: st.Size, ino: st.Ino}
+		e := entrySnap{mode: uint32(st.Mode), size: st.Size, ino: st.Ino}
 		switch st.Mode & syscall.S_IFMT {
 		case syscall.S_IFREG:
 			b, err := os.ReadFile(p)

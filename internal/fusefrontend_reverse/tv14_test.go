@@ -120,7 +120,7 @@ func TestTV14(t *testing.T) {
 				t.Errorf("%s: %v", c.path, err)
 				continue
 			}
-			if st.Mode&syscall.S_IFMT != c.mode || st.Size != c.size {
+			if uint32(st.Mode&syscall.S_IFMT) != c.mode || st.Size != c.size {
 				t.Errorf("%s: mode %o size %d, want type %o size %d", c.path, st.Mode, st.Size, c.mode, c.size)
 			}
 		}

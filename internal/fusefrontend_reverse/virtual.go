@@ -11,6 +11,7 @@ import (
 
 	"gocryptfs/internal/fuseutil"
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/syscallcompat"
 )
 
 // virtualMode is the mode of gocryptfs.diriv and .name files in the view.
@@ -149,7 +150,7 @@ type memLeaf struct {
 
 // Getxattr: files held in memory have no attributes.
 func (m *memLeaf) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, syscall.ENODATA
+	return 0, syscallcompat.NoAttr
 }
 
 // Listxattr: files held in memory have no attributes.
