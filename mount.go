@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux || darwin
 
 package main
 
@@ -30,6 +30,7 @@ import (
 	"gocryptfs/internal/mountinfo"
 	"gocryptfs/internal/mountopts"
 	"gocryptfs/internal/nametransform"
+	"gocryptfs/internal/syscallcompat"
 	"gocryptfs/internal/tlog"
 )
 
@@ -39,6 +40,9 @@ const minNofile = 4096
 // mountAction implements the mount operation: checks, daemonizing, then
 // the actual mount in the (foreground or child) process.
 func mountAction(e *env, a *argContainer) error {
+	if err := platformRefuses(a); err != nil {
+		return err
+	}
 	if err := checkCipherDir(a.cipherdir); err != nil {
 		return err
 	}
@@ -239,7 +243,7 @@ func backingReadOnly(dir string) bool {
 	if err := unix.Statfs(dir, &st); err != nil {
 		return false
 	}
-	return st.Flags&unix.ST_RDONLY != 0
+	return st.Flags&syscallcompat.MountRdonly != 0
 }
 
 // raiseNofile raises the soft open-file limit to minNofile if it is lower,
@@ -517,7 +521,7 @@ func redirectFd(path string, flags int, fd int) error {
 		return err
 	}
 	defer f.Close()
-	return unix.Dup3(int(f.Fd()), fd, 0)
+	return syscallcompat.Dup2(int(f.Fd()), fd)
 }
 
 // redirectStdoutToLogger connects stdout and stderr to a
@@ -533,7 +537,7 @@ func redirectStdoutToLogger(log *slog.Logger) {
 		pr.Close()
 		if err == nil {
 			go cmd.Wait() // reap it when the pipe closes at exit
-			err = errors.Join(unix.Dup3(int(pw.Fd()), 1, 0), unix.Dup3(int(pw.Fd()), 2, 0))
+			err = errors.Join(syscallcompat.Dup2(int(pw.Fd()), 1), syscallcompat.Dup2(int(pw.Fd()), 2))
 			pw.Close()
 			if err == nil {
 				return
