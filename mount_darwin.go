@@ -2,6 +2,8 @@ package main
 
 import (
 	"os"
+	"slices"
+	"strings"
 
 	"gocryptfs/internal/exitcodes"
 )
@@ -17,9 +19,13 @@ import (
 //     through open file description locks on the ciphertext files
 //     (F_OFD_SETLK), which macOS does not have.
 //   - -acl: POSIX ACLs are Linux's system.posix_acl_* attributes.
+//   - -ko nosymfollow and -ko lazytime: set with Linux's mount_setattr
+//     after mounting (mountopts.Attrs); nosymfollow would otherwise be
+//     dropped without a word, and a mount that the user asked not to
+//     follow symlinks on would follow them.
 //
 // The reverse view is read-only, acts as the mounting user and takes no
-// locks: only -acl concerns it.
+// locks: only -acl and the -ko options concern it.
 func platformRefuses(a *argContainer) error {
 	refuse := func(opt, why string) error {
 		return exitcodes.Errorf(exitcodes.FuseNewServer, "%s is not supported on this system (darwin): %s", opt, why)
@@ -27,6 +33,10 @@ func platformRefuses(a *argContainer) error {
 	switch {
 	case a.acl:
 		return refuse("-acl", "POSIX ACLs are Linux-only")
+	case lastOf(a.ko, "nosymfollow", "symfollow") == "nosymfollow":
+		return refuse("-ko nosymfollow", "it is set with Linux's mount_setattr")
+	case lastOf(a.ko, "lazytime", "nolazytime") == "lazytime":
+		return refuse("-ko lazytime", "it is set with Linux's mount_setattr")
 	case a.reverse:
 		return nil
 	case a.allowOther && os.Geteuid() == 0:
@@ -35,4 +45,16 @@ func platformRefuses(a *argContainer) error {
 		return refuse("-sharedstorage", "it relies on Linux's open file description locks (F_OFD_SETLK) to coordinate with other mounts")
 	}
 	return nil
+}
+
+// lastOf returns the last of opts in the comma-separated option list ko,
+// or "": the last of an option and its opposite wins.
+func lastOf(ko string, opts ...string) string {
+	last := ""
+	for _, k := range strings.Split(ko, ",") {
+		if slices.Contains(opts, k) {
+			last = k
+		}
+	}
+	return last
 }
