@@ -4,8 +4,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -278,22 +276,5 @@ func TestLongHelpListsAllFlags(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "(default 16)") {
 		t.Error("-hh does not show the -scryptn default")
-	}
-}
-
-// TestNoSyslogHandler: a background mount without syslog says so once, on
-// stderr, and only when it has a message; nothing goes to stdout.
-func TestNoSyslogHandler(t *testing.T) {
-	var out, errOut bytes.Buffer
-	e := &env{stdout: &out, stderr: &errOut}
-	log := slog.New(noSyslogHandler(e, &argContainer{}, errors.New("no daemon")))
-	if errOut.Len() != 0 {
-		t.Fatalf("notice before any message: %q", errOut.String())
-	}
-	log.Info("one")
-	log.Warn("two")
-	want := "gocryptfs: cannot log to syslog (no daemon), messages of the background mount follow on stderr\none\ntwo\n"
-	if errOut.String() != want || out.Len() != 0 {
-		t.Errorf("stderr %q, stdout %q; want stderr %q", errOut.String(), out.String(), want)
 	}
 }

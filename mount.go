@@ -13,15 +13,14 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
-	"golang.org/x/term"
 
 	"gocryptfs/internal/contentenc"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/ctlsock"
+	"gocryptfs/internal/daemon"
 	"gocryptfs/internal/exitcodes"
 	"gocryptfs/internal/fusefrontend"
 	"gocryptfs/internal/fusefrontend_reverse"
@@ -332,10 +331,10 @@ func mountAndServe(e *env, a *argContainer, rn frontend, ctl *ctlsock.Server, fe
 		e.log.Info("Note: -allow_other is set. Make sure the file permissions protect your data from unwanted access.", tlog.Yellow())
 	}
 	if a.notifypid > 0 {
-		becomeDaemon(e, a)
+		daemon.Detach(daemonOptions(e, a))
 	}
 	if a.idle > 0 {
-		go idleMonitor(e.log, srv, a.idle)
+		go daemon.WatchIdle(e.log, srv, a.idle)
 	}
 	// Give the garbage of a burst of requests (e.g. a recursive stat)
 	// back to the OS once it is over, and collect a large heap of inodes
@@ -429,163 +428,23 @@ func lazyUnmount(log *slog.Logger, mountpoint string) {
 	log.Warn(fmt.Sprintf("Lazy unmount of %s failed", mountpoint))
 }
 
-// idleMonitor unmounts the filesystem once no FUSE request arrived and no
-// file was open for the whole idle duration. A busy mount (for example a
-// process with its working directory inside) refuses the unmount; the
-// monitor then starts counting again.
-func idleMonitor(log *slog.Logger, srv *fuseserve.Server, idle time.Duration) {
-	interval := max(idle/10, 100*time.Millisecond)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	lastOps := srv.OpCount()
-	idleSince := time.Now()
-	for range t.C {
-		ops := srv.OpCount()
-		if ops != lastOps || srv.OpenFileCount() > 0 {
-			lastOps, idleSince = ops, time.Now()
-			continue
-		}
-		if time.Since(idleSince) < idle {
-			continue
-		}
-		log.Info(fmt.Sprintf("Filesystem idle for %v, unmounting", idle))
-		if err := srv.Unmount(); err != nil {
-			log.Debug("idle unmount failed, will retry", "err", err)
-			lastOps, idleSince = srv.OpCount(), time.Now()
-			continue
-		}
-		return
+// daemonOptions are the settings of the background mount from the
+// command line.
+func daemonOptions(e *env, a *argContainer) daemon.Options {
+	return daemon.Options{
+		NoSyslog: a.nosyslog, Quiet: a.quiet, Debug: a.debug, WPanic: a.wpanic,
+		NotifyPID: a.notifypid, Stderr: e.stderr, SetHandler: e.logSwitch.Set, Log: e.log,
 	}
 }
 
-// becomeDaemon finishes daemonizing the mount child (docs/cli.md 5.2) and tells
-// the waiting parent that the mount is ready.
-func becomeDaemon(e *env, a *argContainer) {
-	if err := os.Chdir("/"); err != nil {
-		e.log.Warn(fmt.Sprintf("chdir /: %v", err))
-	}
-	if _, err := unix.Setsid(); err != nil {
-		e.log.Debug("setsid failed", "err", err)
-	}
-	if !a.nosyslog {
-		if h, err := tlog.NewSyslogHandler("gocryptfs", a.quiet, a.debug); err != nil {
-			// logger(1) could not deliver either.
-			noSyslog(e, a, err)
-		} else {
-			e.logSwitch.Set(h)
-			redirectStdoutToLogger(e.log)
-		}
-	}
-	if err := redirectFd("/dev/null", unix.O_RDONLY, 0); err != nil {
-		e.log.Warn(fmt.Sprintf("redirecting stdin to /dev/null: %v", err))
-	}
-	if err := unix.Kill(a.notifypid, unix.SIGUSR1); err != nil {
-		e.log.Warn(fmt.Sprintf("Could not notify parent process %d: %v", a.notifypid, err))
-	}
-}
-
-// noSyslog sets up the output of a background mount on a machine without
-// syslog. A terminal on stderr keeps getting the messages (noSyslogHandler).
-// Anything else (a pipe, such as mount(8)'s or a "$(...)") must be let go,
-// or whoever reads it would wait for the end of the daemon; the messages
-// are then discarded, which is said once, on stderr, when it matters: with
-// -d, whose output would be lost.
-func noSyslog(e *env, a *argContainer, err error) {
-	if term.IsTerminal(2) {
-		e.logSwitch.Set(noSyslogHandler(e, a, err))
-		return
-	}
-	if a.debug {
-		fmt.Fprintf(e.stderr, "gocryptfs: cannot log to syslog (%v), the messages of the background mount are discarded; use -fg to see them\n", err)
-	}
-	e.logSwitch.Set(slog.DiscardHandler)
-	redirectFd("/dev/null", unix.O_WRONLY, 1)
-	redirectFd("/dev/null", unix.O_WRONLY, 2)
-}
-
-// noSyslogHandler is the log of a background mount without syslog whose
-// stderr is a terminal: every message goes there (the terminal is shared
-// with the shell by now), and the first one is preceded by one line that
-// says why. A mount that has nothing to say prints nothing.
-func noSyslogHandler(e *env, a *argContainer, err error) slog.Handler {
-	h := tlog.New(tlog.Options{Stdout: e.stderr, Stderr: e.stderr, Quiet: a.quiet, Debug: a.debug, WPanic: a.wpanic}).Handler()
-	return tlog.NoticeFirst(h, func() {
-		fmt.Fprintf(e.stderr, "gocryptfs: cannot log to syslog (%v), messages of the background mount follow on stderr\n", err)
-	})
-}
-
-// redirectFd points descriptor fd at the file path.
-func redirectFd(path string, flags int, fd int) error {
-	f, err := os.OpenFile(path, flags, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return syscallcompat.Dup2(int(f.Fd()), fd)
-}
-
-// redirectStdoutToLogger connects stdout and stderr to a
-// `logger -t gocryptfs-<pid>-logger` process, so that output of libraries
-// that print directly still reaches syslog. If logger cannot be started,
-// stdout and stderr go to /dev/null.
-func redirectStdoutToLogger(log *slog.Logger) {
-	pr, pw, err := os.Pipe()
-	if err == nil {
-		cmd := exec.Command("logger", "-t", fmt.Sprintf("gocryptfs-%d-logger", os.Getpid()))
-		cmd.Stdin = pr // its own stdout/stderr stay /dev/null
-		err = cmd.Start()
-		pr.Close()
-		if err == nil {
-			go cmd.Wait() // reap it when the pipe closes at exit
-			err = errors.Join(syscallcompat.Dup2(int(pw.Fd()), 1), syscallcompat.Dup2(int(pw.Fd()), 2))
-			pw.Close()
-			if err == nil {
-				return
-			}
-		} else {
-			pw.Close()
-		}
-	}
-	log.Debug("could not redirect output to logger, using /dev/null", "err", err)
-	redirectFd("/dev/null", unix.O_WRONLY, 1)
-	redirectFd("/dev/null", unix.O_WRONLY, 2)
-}
-
-// forkChild daemonizes (docs/cli.md 5.2): it re-executes this binary with
-// "-fg -notifypid=<our pid>" prepended and waits until the child either
-// signals SIGUSR1 (mounted: exit 0) or exits (its exit code is ours).
+// forkChild daemonizes (docs/cli.md 5.2): the child's exit code is ours.
 func forkChild(e *env) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return exitcodes.Errorf(exitcodes.ForkChild, "forkChild: cannot find own executable: %v", err)
+	code, err := daemon.Fork(e.args[0], e.args[1:], daemon.Stdio{Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr})
+	switch {
+	case err != nil:
+		return exitcodes.Errorf(exitcodes.ForkChild, "%v", err)
+	case code > 0:
+		return exitcodes.New(code, nil)
 	}
-	args := append([]string{"-fg", fmt.Sprintf("-notifypid=%d", os.Getpid())}, e.args[1:]...)
-	c := exec.Command(exe, args...)
-	c.Args[0] = e.args[0]
-	c.Stdin, c.Stdout, c.Stderr = e.stdin, e.stdout, e.stderr
-	ready := make(chan os.Signal, 1)
-	signal.Notify(ready, syscall.SIGUSR1)
-	defer signal.Stop(ready)
-	if err := c.Start(); err != nil {
-		return exitcodes.Errorf(exitcodes.ForkChild, "forkChild: starting %s failed: %v", exe, err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- c.Wait() }()
-	select {
-	case <-ready:
-		return nil
-	case err := <-exited:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			if code := ee.ExitCode(); code > 0 {
-				return exitcodes.New(code, nil)
-			}
-			return exitcodes.Errorf(exitcodes.ForkChild, "forkChild: child died: %v", err)
-		}
-		if err != nil {
-			return exitcodes.Errorf(exitcodes.ForkChild, "forkChild: %v", err)
-		}
-		// The child exited 0 without notifying us (e.g. unmounted at once).
-		return nil
-	}
+	return nil
 }

@@ -93,6 +93,10 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 			"os.ReadFile":  "/sys/class/bdi/<major>:<minor>/read_ahead_kb of the mount",
 			"os.WriteFile": "/sys/class/bdi/<major>:<minor>/read_ahead_kb of the mount",
 		},
+		"internal/daemon/daemon.go": {
+			"os.Chdir":    "/ (a daemon leaves its working directory)",
+			"os.OpenFile": "/dev/null (a daemon's standard streams)",
+		},
 		"internal/fuseserve/patience_linux.go": {
 			"os.ReadFile": "/proc/<tid>/status of a caller whose request was interrupted",
 		},
