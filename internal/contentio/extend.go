@@ -74,6 +74,11 @@ type extension struct {
 	startPS uint64
 	okData  atomic.Uint64
 	lost    bool
+	// pendingCut is 1 + the plaintext size the file must be cut back to
+	// after a failed reserved writer (settle), 0: none. While it is set,
+	// no writer reserves: each takes the file exclusively, and whoever
+	// holds it exclusively first makes the cut (applyCut).
+	pendingCut uint64
 }
 
 // wroteData records a successful write of plaintext data ending at end.
@@ -104,6 +109,9 @@ func (f *File) reserve(off, end uint64) (tok uint64, ok bool) {
 	x := &f.e.ext
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.active == 0 && x.pendingCut != 0 {
+		return 0, false
+	}
 	if x.active == 0 {
 		// Sampled under mu: a writer that left just now may have grown
 		// the file.
@@ -155,11 +163,11 @@ func (f *File) reserve(off, end uint64) (tok uint64, ok bool) {
 // may have left its block partial, so it stays unsettled until the writers
 // have drained and the next one looks at the backing file again.
 //
-// If a reserved writer failed, the last one to leave gets settle: the
-// plaintext size the file must have (the end of what was there before and
-// of the data written since) and the reservation count of that moment;
-// it calls settle once it has released its locks.
-func (f *File) leave(tok uint64, ok bool) (s settleTo) {
+// If a reserved writer failed, the last one to leave records the
+// plaintext size the file must have (the end of what was there before
+// and of the data written since) as pendingCut and reports true: the
+// writer then calls settle once it has released its locks.
+func (f *File) leave(tok uint64, ok bool) (cut bool) {
 	x := &f.e.ext
 	x.mu.Lock()
 	x.active--
@@ -175,44 +183,48 @@ func (f *File) leave(tok uint64, ok bool) (s settleTo) {
 	}
 	if x.active == 0 && x.lost {
 		x.lost = false
-		s = settleTo{size: max(x.startPS, x.okData.Load()), tokens: x.tokens, ok: true}
+		x.pendingCut = 1 + max(x.startPS, x.okData.Load())
+		cut = true
 	}
 	x.mu.Unlock()
-	return s
+	return cut
 }
 
-// settleTo is what leave hands the last writer after a failed reserved
-// writer: see settle.
-type settleTo struct {
-	size, tokens uint64
-	ok           bool
-}
-
-// settle cuts the file back to s.size after a reserved writer with the
-// largest end failed: the other writers wrote their end blocks full, for
-// the size of the reservations, which leaves up to a block of zeros after
-// the end of the data written. It takes the content lock exclusively, so
-// that no write is under way, and does nothing if a writer reserved since
-// leave (the sizes it went by are then its own) or the file is not longer
-// than s.size. A failure is logged: the write's own result stands.
-func (f *File) settle(s settleTo) {
-	if !s.ok {
+// settle makes the cut that leave recorded, if nobody holding the file
+// exclusively made it in between (applyCut).
+func (f *File) settle(cut bool) {
+	if !cut {
 		return
 	}
 	f.e.content.Lock()
-	defer f.e.content.Unlock()
+	f.applyCut()
+	f.e.content.Unlock()
+}
+
+// applyCut cuts the file back to pendingCut, with the content lock held
+// exclusively, after a reserved writer with the largest end failed: the
+// other writers wrote their end blocks full, for the size of the
+// reservations, which leaves up to a block of zeros after the end of the
+// data written. Every holder of the content lock in exclusive mode calls
+// it first, so that a truncate, append or fallocate queued behind the
+// writers starts from the right size, and no write can come in between
+// (reserve refuses while a cut is pending). A failure is logged: the
+// writes' own results stand.
+func (f *File) applyCut() {
 	x := &f.e.ext
 	x.mu.Lock()
-	moved := x.tokens != s.tokens || x.active != 0
+	c := x.pendingCut
+	x.pendingCut = 0
 	x.mu.Unlock()
-	if moved {
+	if c == 0 {
 		return
 	}
+	size := c - 1
 	_, ps, err := f.sizes()
-	if err == nil && ps > s.size {
-		err = f.shrink(s.size)
+	if err == nil && ps > size {
+		err = f.shrink(size)
 	}
 	if err != nil {
-		f.log.Warn("could not cut a file back to its data after a failed write", "ino", f.ino, "size", s.size, "err", err)
+		f.log.Warn("could not cut a file back to its data after a failed write", "ino", f.ino, "size", size, "err", err)
 	}
 }

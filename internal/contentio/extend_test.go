@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"gocryptfs/internal/cryptocore"
 )
@@ -191,5 +192,101 @@ func TestFailedExtenderSize(t *testing.T) {
 	want := append(pattern(10*bs, 1), pattern(500, 2)...)
 	if !bytes.Equal(got[:n], want) {
 		t.Error("content after the cut differs from what the successful writes wrote")
+	}
+}
+
+// failedExtenderPending sets up TestFailedExtenderSize's file up to the
+// moment the failed writer W1 ends: W1 holds its reservation of block 12,
+// W2 has written 500 bytes into block 10 (and wrote that block full).
+func failedExtenderPending(t *testing.T) (*File, held) {
+	t.Helper()
+	ce := newCE(t, cryptocore.AESGCM)
+	f, _ := newFile(t, ce, Options{NoPrealloc: true})
+	if _, err := f.WriteAt(pattern(10*bs, 1), 0); err != nil {
+		t.Fatal(err)
+	}
+	h1, err := f.writeLock(context.Background(), 12*bs, 100)
+	if err != nil || h1.ext == 0 {
+		t.Fatal("W1 got no reservation", err)
+	}
+	if _, err := f.WriteAt(pattern(500, 2), 10*bs); err != nil {
+		t.Fatal(err)
+	}
+	return f, h1
+}
+
+// TestCutBeforeQueuedTruncate: a truncate that waits for the writers when
+// the failed one ends (the writeback cache's lostWrite does that) starts
+// from the cut size and keeps its own: the cut is made by whoever holds
+// the file exclusively first, never after a later size change. (If the
+// truncate only gets there after the writer ended, the test checks the
+// same outcome without the race.)
+func TestCutBeforeQueuedTruncate(t *testing.T) {
+	f, h1 := failedExtenderPending(t)
+	done := make(chan error)
+	go func() { done <- f.Truncate(context.Background(), 20*bs) }()
+	time.Sleep(100 * time.Millisecond) // the truncate waits for the content lock
+	f.endWrite(h1, false)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if size, _ := f.Size(context.Background()); size != 20*bs {
+		t.Fatalf("truncate to %d succeeded, size now %d", 20*bs, size)
+	}
+	got := make([]byte, 20*bs)
+	if _, err := f.ReadAt(got, 0); err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	want := append(append(pattern(10*bs, 1), pattern(500, 2)...), make([]byte, 10*bs-500)...)
+	if !bytes.Equal(got, want) {
+		t.Error("content after the cut and the truncate differs")
+	}
+}
+
+// TestCutBeforeQueuedAppend: an append queued behind the writers when
+// the failed one ends writes at the end of the data, and keeps it.
+func TestCutBeforeQueuedAppend(t *testing.T) {
+	f, h1 := failedExtenderPending(t)
+	done := make(chan error)
+	go func() {
+		_, _, err := f.Append(context.Background(), pattern(1000, 3))
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the append waits for the content lock
+	f.endWrite(h1, false)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want := append(append(pattern(10*bs, 1), pattern(500, 2)...), pattern(1000, 3)...)
+	if size, _ := f.Size(context.Background()); size != uint64(len(want)) {
+		t.Fatalf("size %d after the append, want %d", size, len(want))
+	}
+	got := make([]byte, len(want))
+	if _, err := f.ReadAt(got, 0); err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("content after the cut and the append differs")
+	}
+}
+
+// TestCutWithoutWaiter: with nobody waiting, the next writer does not
+// reserve while the cut is pending; endWrite's settle makes it.
+func TestCutWithoutWaiter(t *testing.T) {
+	f, h1 := failedExtenderPending(t)
+	x := &f.e.ext
+	if !f.leave(h1.ext, false) {
+		t.Fatal("the last writer after a failure was not told to cut")
+	}
+	f.release(h1)
+	if _, ok := f.reserve(0, 10); ok {
+		t.Error("a writer reserved while a cut was pending")
+	}
+	f.settle(true)
+	x.mu.Lock()
+	pending := x.pendingCut
+	x.mu.Unlock()
+	if size, _ := f.Size(context.Background()); pending != 0 || size != 10*bs+500 {
+		t.Errorf("after settle: pending %d, size %d; want 0, %d", pending, size, 10*bs+500)
 	}
 }

@@ -45,8 +45,9 @@ import (
 //
 // Whoever can write CIPHERDIR can also hold a lock on a ciphertext file,
 // there or anywhere else, for as long as it likes. So waiting for a lock
-// never holds an OS thread and ends when the caller's request is
-// interrupted (a signal, SIGKILL included: EINTR) or after
+// never holds an OS thread and ends when the request's context is
+// cancelled (EINTR; the mount cancels it only for a dying caller,
+// fuseserve.Options.FatalInterruptsOnly) or after
 // Options.lockTimeout (EIO, logged): see ofdLock. Requests of this mount
 // queued behind a waiter for the same inode wait the same way (the
 // per-inode serialization is a semaphore, Table's entry.serial, not a
@@ -104,8 +105,9 @@ func (f *File) lockTimeout() time.Duration {
 // request, for as long as whoever holds the lock wants, and the process
 // waiting for the request could not even be killed.
 //
-// It fails with EINTR when ctx is cancelled (the kernel interrupted the
-// request: the caller got a signal; the reply is then discarded), and with
+// It fails with EINTR when ctx is cancelled (the mount does so when the
+// kernel interrupted the request of a dying caller; the reply is then
+// discarded), and with
 // EIO, logged once per inode, when the lock is still taken at deadline.
 // EIO because nothing was read or written (the locks come first), and it
 // is the answer every program expects from a read or write that failed,
@@ -261,6 +263,7 @@ func (f *File) takeSpans(ctx context.Context, deadline time.Time, spans [2]lockS
 func (f *File) exclusiveLock(ctx context.Context) (held, error) {
 	if !f.opts.SharedStorage {
 		f.e.content.Lock()
+		f.applyCut()
 		return held{}, nil
 	}
 	deadline := f.lockDeadline()
@@ -293,6 +296,7 @@ func (f *File) writeLock(ctx context.Context, off, n uint64) (held, error) {
 		}
 		f.e.content.RUnlock()
 		f.e.content.Lock()
+		f.applyCut()
 		return held{}, nil
 	}
 	deadline := f.lockDeadline()

@@ -74,12 +74,12 @@ func (f *File) WriteAtContext(ctx context.Context, data []byte, off int64) (int,
 // it ends the writer's reservation, if any, and settles the size when it
 // was the last one after a failed reserved writer (extend.go).
 func (f *File) endWrite(h held, ok bool) {
-	var s settleTo
+	cut := false
 	if h.ext != 0 {
-		s = f.leave(h.ext, ok)
+		cut = f.leave(h.ext, ok)
 	}
 	f.release(h)
-	f.settle(s)
+	f.settle(cut)
 }
 
 // Append writes data at the current end of file, atomically with respect
