@@ -23,7 +23,7 @@ func (n *NameTransform) MatchesBadName(cipherName string) bool {
 // the encoding of one AES block, that decrypts with dirIV is shown decrypted
 // and followed by the rest of the ciphertext name; without such a prefix the
 // ciphertext name is shown. BadNameSuffix is appended in both cases.
-// Callers use it only after DecryptName (or DecryptNameAt) failed.
+// DecodeDir uses it only after DecryptNameAt failed.
 func (n *NameTransform) DisplayBadName(cipherName string, dirIV []byte) (string, bool) {
 	if n.plaintextNames || cipherName == "" || !n.MatchesBadName(cipherName) {
 		return "", false

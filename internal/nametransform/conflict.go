@@ -54,32 +54,51 @@ func (n *NameTransform) IsHiddenConflict(cName string, isRoot bool) bool {
 // ReadAltIVsAt reads the alternative IVs among names, entries of the
 // directory dirfd, sorted by marker so that the choice of shown names is
 // stable. Copies that cannot be read are returned in bad with their
-// errors.
+// errors. DecodeDir finds them the same way while it decodes a listing.
 func (n *NameTransform) ReadAltIVsAt(dirfd int, names []string) (ivs []AltIV, bad map[string]error) {
 	if !n.UsesDirIV() {
 		return nil, nil
 	}
 	for _, name := range names {
-		// Every tool keeps the extension ".diriv".
-		if !strings.HasPrefix(name, "gocryptfs") || !strings.HasSuffix(name, ".diriv") || name == DirIVFilename {
-			continue
-		}
-		m, ok := conflictname.BaseIs(name, DirIVFilename)
-		if !ok {
-			continue
-		}
-		iv, err := ReadDirIVFileAt(dirfd, name)
-		if err != nil {
+		a, ok, err := readAltIV(dirfd, name)
+		switch {
+		case !ok:
+		case err != nil:
 			if bad == nil {
 				bad = make(map[string]error)
 			}
 			bad[name] = err
-			continue
+		default:
+			ivs = append(ivs, a)
 		}
-		ivs = append(ivs, AltIV{Marker: m, IV: iv})
 	}
-	slices.SortFunc(ivs, func(a, b AltIV) int { return strings.Compare(a.Marker.Text, b.Marker.Text) })
+	sortAltIVs(ivs)
 	return ivs, bad
+}
+
+// readAltIV reads the entry name of the directory dirfd as an alternative
+// IV; ok is false if name is not a conflict copy of gocryptfs.diriv, err
+// set if it is one but not a valid IV file.
+func readAltIV(dirfd int, name string) (a AltIV, ok bool, err error) {
+	// Every tool keeps the extension ".diriv".
+	if !strings.HasPrefix(name, "gocryptfs") || !strings.HasSuffix(name, ".diriv") || name == DirIVFilename {
+		return AltIV{}, false, nil
+	}
+	m, ok := conflictname.BaseIs(name, DirIVFilename)
+	if !ok {
+		return AltIV{}, false, nil
+	}
+	iv, err := ReadDirIVFileAt(dirfd, name)
+	if err != nil {
+		return AltIV{}, true, err
+	}
+	return AltIV{Marker: m, IV: iv}, true, nil
+}
+
+// sortAltIVs sorts by marker, the order in which names are tried under
+// them.
+func sortAltIVs(ivs []AltIV) {
+	slices.SortFunc(ivs, func(a, b AltIV) int { return strings.Compare(a.Marker.Text, b.Marker.Text) })
 }
 
 // DisplayConflictAt returns the name under which the backing entry cName
