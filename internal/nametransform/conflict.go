@@ -26,7 +26,7 @@ import (
 // directory's entries; decorating keeps those entries from passing for
 // this directory's own (docs/threat-model.md, "Alternate directory IVs").
 // Names that decrypt under the main IV are never affected by alternative
-// IVs, except for PreferAlt's invalid-UTF-8 case, which is then decorated
+// IVs, except for preferAlt's invalid-UTF-8 case, which is then decorated
 // too.
 
 // AltIV is an alternative directory IV: the content of a sync tool's
@@ -101,14 +101,14 @@ func sortAltIVs(ivs []AltIV) {
 	slices.SortFunc(ivs, func(a, b AltIV) int { return strings.Compare(a.Marker.Text, b.Marker.Text) })
 }
 
-// DisplayConflictAt returns the name under which the backing entry cName
+// displayConflictAt returns the name under which the backing entry cName
 // of the directory dirfd is shown when it does not decrypt under the main
 // IV iv: its name under an alternative IV decorated with that IV's marker,
 // or a conflict copy of a name under any of the IVs (decorated with its
 // own marker). alt is the index in alts of the alternative IV the name
 // decrypted under, -1 for the main IV. ok is false when none applies or
 // the result would be longer than NameMax.
-func (n *NameTransform) DisplayConflictAt(dirfd int, cName string, iv []byte, alts []AltIV) (shown string, alt int, ok bool) {
+func (n *NameTransform) displayConflictAt(dirfd int, cName string, iv []byte, alts []AltIV) (shown string, alt int, ok bool) {
 	for i, a := range alts {
 		plain, err := n.DecryptNameAt(dirfd, cName, a.IV)
 		if err != nil {
@@ -147,13 +147,13 @@ func IVList(iv []byte, alts []AltIV) [][]byte {
 	return out
 }
 
-// PreferAlt reports whether the entry cName, which decrypted under the main
+// preferAlt reports whether the entry cName, which decrypted under the main
 // IV to plain, should rather be taken as a name under one of the
 // alternative IVs. Names carry no authentication, so a name encrypted under
 // another IV decrypts to a "valid" name under the main IV about once in a
 // few hundred tries; such garbage is almost never valid UTF-8, while real
 // names almost always are.
-func (n *NameTransform) PreferAlt(dirfd int, cName, plain string, alts []AltIV) bool {
+func (n *NameTransform) preferAlt(dirfd int, cName, plain string, alts []AltIV) bool {
 	if len(alts) == 0 || utf8.ValidString(plain) {
 		return false
 	}

@@ -131,7 +131,7 @@ func (n *NameTransform) DecodeDir(dirfd int, ents []syscallcompat.DirEntry, iv [
 			continue
 		}
 		name, err := n.DecryptNameAt(dirfd, de.Name, iv)
-		if err == nil && n.PreferAlt(dirfd, de.Name, name, alts) {
+		if err == nil && n.preferAlt(dirfd, de.Name, name, alts) {
 			err = ErrBadName
 		}
 		if err != nil {
@@ -154,14 +154,14 @@ func (n *NameTransform) DecodeDir(dirfd int, ents []syscallcompat.DirEntry, iv [
 		visit(b)
 	}
 	for _, d := range failed {
-		name, alt, ok := n.DisplayConflictAt(dirfd, d.Backing.Name, iv, alts)
+		name, alt, ok := n.displayConflictAt(dirfd, d.Backing.Name, iv, alts)
 		if ok {
 			d.Outcome = ShownConflict
 			if alt >= 0 {
 				d.AltIV = alts[alt].IVFileName()
 			}
 		} else {
-			name, ok = n.DisplayBadName(d.Backing.Name, iv)
+			name, ok = n.displayBadName(d.Backing.Name, iv)
 			d.Outcome = ShownBadName
 		}
 		if !ok || shown[name] {
