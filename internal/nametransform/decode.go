@@ -175,6 +175,21 @@ func (n *NameTransform) DecodeDir(dirfd int, ents []syscallcompat.DirEntry, iv [
 	}
 }
 
+// NameEntries returns the backing names among ents that stand for
+// entries of the plaintext directory, in the order of ents: those that
+// DecodeDir tries to decrypt (everything but the filesystem's own files
+// and "." and ".."). -fsck -repair needs them where nothing can be
+// decoded, in a directory whose gocryptfs.diriv is lost.
+func (n *NameTransform) NameEntries(ents []syscallcompat.DirEntry, isRoot bool) []string {
+	var out []string
+	for _, de := range ents {
+		if k := n.Classify(de.Name, isRoot); !k.Hidden() && k != KindDot {
+			out = append(out, de.Name)
+		}
+	}
+	return out
+}
+
 // altIVsIn reads the alternative IVs among ents, the entries of the
 // directory dirfd, sorted by marker (as ReadAltIVsAt); the copies that are
 // not valid IV files come back as BadAltIV entries sorted by name.

@@ -242,6 +242,22 @@ func TestDecodeDirModes(t *testing.T) {
 	})
 }
 
+// TestNameEntries: the entries that stand for plaintext entries are what
+// DecodeDir tries to decrypt.
+func TestNameEntries(t *testing.T) {
+	n := newNT(t, cryptocore.AESGCM, true, defaultOpts)
+	ents := []syscallcompat.DirEntry{{Name: "x"}, {Name: DirIVFilename}, {Name: ConfDefaultName}, {Name: "gocryptfs.longname.h"},
+		{Name: "gocryptfs.longname.h.name"}, {Name: QuarantineDirName}, {Name: "."}}
+	got := strings.Join(n.NameEntries(ents, true), ",")
+	if want := "x,gocryptfs.longname.h"; got != want {
+		t.Errorf("root: %s, want %s", got, want)
+	}
+	got = strings.Join(n.NameEntries(ents, false), ",")
+	if want := "x,gocryptfs.conf,gocryptfs.longname.h,gocryptfs.quarantine"; got != want {
+		t.Errorf("subdirectory: %s, want %s", got, want)
+	}
+}
+
 // FuzzDecodeDir decodes listings of hostile names (everything in
 // CIPHERDIR may be forged, docs/threat-model.md) in a directory that also
 // holds an alternative IV, an invalid IV copy and a long name's companion
