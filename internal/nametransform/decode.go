@@ -92,9 +92,11 @@ type DecodedEntry struct {
 }
 
 // DecodeDir decodes ents, the listing of the backing directory open at
-// dirfd, whose IV is iv (nil without directory IVs), and calls visit for
-// every entry with what the plaintext view makes of it; isRoot is true for
-// the CIPHERDIR root. "." and ".." are left out.
+// dirfd as syscallcompat.Getdents returned it, whose IV is iv (nil
+// without directory IVs), and calls visit for every entry with what the
+// plaintext view makes of it; isRoot is true for the CIPHERDIR root. "."
+// and ".." are left out. The mount lists a directory with it, -fsck
+// checks what it shows, -fsck -repair reads what a directory holds.
 //
 // Order: first every entry in the order of ents, except those whose name
 // does not decrypt under iv and the invalid IV copies; then the invalid
@@ -109,9 +111,10 @@ type DecodedEntry struct {
 // lookup finds the regular one).
 //
 // Long names' companion files and the alternative IV files are read
-// relative to dirfd without following symlinks (nothing else is opened,
-// and dirfd's offset is not used), so a hostile name cannot lead out of
-// the directory. No name and no file content makes it fail or panic:
+// relative to dirfd without following symlinks, only regular files (see
+// ReadLongNameAt); nothing else is opened and dirfd's offset is not used.
+// Names from getdents are single components (the kernel never returns a
+// slash in one), so a hostile name cannot lead out of the directory. No name and no file content makes it fail or panic:
 // whatever cannot be read or decrypted becomes an Undecryptable or
 // BadAltIV entry. It is safe for concurrent use; visit runs on the
 // caller's goroutine, one entry at a time, and may keep the entries.
