@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 	"syscall"
@@ -344,55 +343,52 @@ func (c *checker) dir(fd int, plainDir, cipherDir string, isRoot bool) {
 		c.problem(DirError, plainDir, cipherDir, err)
 		return
 	}
+	// Sorted, so that the report order and the choice between entries
+	// that would be shown under the same name are stable.
 	slices.SortFunc(ents, func(a, b syscallcompat.DirEntry) int { return strings.Compare(a.Name, b.Name) })
 	children := make([]child, 0, len(ents))
-	var failed []syscallcompat.DirEntry
-	var failedErr []error
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name)
-	}
-	alts, badIVs := c.nt.ReadAltIVsAt(fd, names)
-	for _, e := range ents {
-		k := c.nt.Classify(e.Name, isRoot)
-		if k == nametransform.KindLongNameFile {
-			c.orphan(ents, plainDir, cipherDir, e.Name)
-		}
-		if k.Hidden() || k == nametransform.KindDot {
-			continue
-		}
-		if isRoot && !c.nt.PlaintextNames() && (e.Name == confTmpName || e.Name == confBakName) {
-			// Left by an interrupted config write or by -passwd
-			// -masterkey; never part of the plaintext view.
-			c.log.Debug("fsck: ignoring config side file", "name", e.Name)
-			continue
-		}
-		plain, err := c.nt.DecryptNameAt(fd, e.Name, iv)
-		if err == nil && c.nt.PreferAlt(fd, e.Name, plain, alts) {
-			err = nametransform.ErrBadName
-		}
-		if err != nil {
-			if denied(err) {
-				c.report(Problem{Kind: Skipped, Path: join(plainDir, e.Name), CipherPath: join(cipherDir, e.Name), Err: err})
-				continue
+	c.nt.DecodeDir(fd, ents, iv, isRoot, func(e nametransform.DecodedEntry) {
+		name := e.Backing.Name
+		switch e.Outcome {
+		case nametransform.Shown:
+			children = append(children, child{plain: e.Name, cipher: name})
+		case nametransform.ShownConflict:
+			c.report(Problem{Kind: SyncConflict, Path: plainDir, CipherPath: join(cipherDir, name), Name: e.Name, AltIV: e.AltIV})
+			children = append(children, child{plain: e.Name, cipher: name})
+		case nametransform.Internal:
+			if e.Kind == nametransform.KindLongNameFile {
+				c.orphan(ents, plainDir, cipherDir, name)
 			}
-			if c.nt.IsHiddenConflict(e.Name, isRoot) || conflictname.IsToolFile(e.Name) {
-				// Sync tools' own files, never entries.
-				continue
-			}
-			failed = append(failed, e)
-			failedErr = append(failedErr, err)
-			continue
+		case nametransform.Undecryptable, nametransform.ShownBadName:
+			c.badName(plainDir, cipherDir, name, e.Err, isRoot)
+		case nametransform.BadAltIV:
+			c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, name), Name: name, Err: e.Err})
 		}
-		children = append(children, child{plain: plain, cipher: e.Name})
-	}
-	children = c.conflicts(fd, plainDir, cipherDir, iv, alts, badIVs, children, failed, failedErr)
+	})
 	slices.SortFunc(children, func(a, b child) int { return cmp.Compare(a.plain, b.plain) })
 	for _, ch := range children {
 		if c.ctx.Err() != nil {
 			return
 		}
 		c.entry(fd, join(plainDir, ch.plain), join(cipherDir, ch.cipher), ch.cipher)
+	}
+}
+
+// badName reports the backing entry name of a directory that a mount
+// does not show (or shows only by -badname, which a check does not use):
+// a corrupt name, or a skipped one when its long name's companion file
+// could not be read for lack of permission. The config's side files in
+// the root are no entries and not reported.
+func (c *checker) badName(plainDir, cipherDir, name string, err error, isRoot bool) {
+	switch {
+	case isRoot && !c.nt.PlaintextNames() && (name == confTmpName || name == confBakName):
+		// Left by an interrupted config write or by -passwd
+		// -masterkey; never part of the plaintext view.
+		c.log.Debug("fsck: ignoring config side file", "name", name)
+	case denied(err):
+		c.report(Problem{Kind: Skipped, Path: join(plainDir, name), CipherPath: join(cipherDir, name), Err: err})
+	default:
+		c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, name), Name: name, Err: err})
 	}
 }
 
@@ -412,37 +408,6 @@ func (c *checker) orphan(ents []syscallcompat.DirEntry, plainDir, cipherDir, nam
 		}
 	}
 	c.report(Problem{Kind: OrphanLongName, Path: plainDir, CipherPath: join(cipherDir, name), Name: name})
-}
-
-// conflicts adds the failed entries that a mount shows as sync conflict
-// copies or under an alternative IV (with a warning each) to children, and
-// reports the others as corrupt names.
-func (c *checker) conflicts(fd int, plainDir, cipherDir string, iv []byte, alts []nametransform.AltIV, badIVs map[string]error, children []child, failed []syscallcompat.DirEntry, failedErr []error) []child {
-	for _, name := range slices.Sorted(maps.Keys(badIVs)) {
-		c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, name), Name: name, Err: badIVs[name]})
-	}
-	if len(failed) == 0 {
-		return children
-	}
-	taken := make(map[string]bool, len(children))
-	for _, ch := range children {
-		taken[ch.plain] = true
-	}
-	for i, e := range failed {
-		shown, alt, ok := c.nt.DisplayConflictAt(fd, e.Name, iv, alts)
-		if !ok || taken[shown] {
-			c.report(Problem{Kind: CorruptName, Path: plainDir, CipherPath: join(cipherDir, e.Name), Name: e.Name, Err: failedErr[i]})
-			continue
-		}
-		taken[shown] = true
-		p := Problem{Kind: SyncConflict, Path: plainDir, CipherPath: join(cipherDir, e.Name), Name: shown}
-		if alt >= 0 {
-			p.AltIV = alts[alt].IVFileName()
-		}
-		c.report(p)
-		children = append(children, child{plain: shown, cipher: e.Name})
-	}
-	return children
 }
 
 // entry checks one decrypted entry of the directory dirfd.

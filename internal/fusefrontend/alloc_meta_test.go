@@ -1,14 +1,10 @@
 package fusefrontend
 
 import (
-	"fmt"
-	"os"
 	"runtime"
 	"testing"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
-
-	"gocryptfs/internal/nametransform"
 )
 
 // Allocation budgets of the metadata hot paths (no mount needed: they
@@ -34,55 +30,16 @@ const (
 // and of a directory listing per entry in steady state.
 func TestAllocsMetadata(t *testing.T) {
 	rn := allocTestRoot(t)
-	cipher := rn.args.CipherDir
-	var err error
-	iv, err := nametransform.WriteDirIVAt(rn.rootFd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dName, _, err := rn.encryptName("d", iv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(cipher+"/"+dName, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fd, err := os.Open(cipher + "/" + dName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dIV, err := nametransform.WriteDirIVAt(int(fd.Fd()))
-	fd.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 100
-	for i := range n {
-		c, _, err := rn.encryptName(fmt.Sprintf("file-%03d", i), dIV)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(cipher+"/"+dName+"/"+c, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	makeListDir(t, rn, n)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var attr fuse.Attr
 	stat := func() {
-		if err := rn.statPath("d/file-007", &attr); err != nil {
+		if err := rn.statPath("d/file-0007", &attr); err != nil {
 			t.Fatal(err)
 		}
 	}
-	list := func() {
-		l, err := rn.readDir("d")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(l.ents) != n {
-			t.Fatalf("%d entries, want %d", len(l.ents), n)
-		}
-		l.Close()
-	}
+	list := func() { listDirD(t, rn, n) }
 	stat()
 	list()
 	// Few runs: the directory cache entry (1 s) must not expire meanwhile.

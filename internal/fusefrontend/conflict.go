@@ -35,11 +35,17 @@ func (rn *RootNode) altIVsIn(dirfd int, ents []syscallcompat.DirEntry) []nametra
 	}
 	ivs, bad := rn.nt.ReadAltIVsAt(dirfd, names)
 	for n, err := range bad {
-		if rn.firstWarn("altiv:" + n) {
-			rn.log.Warn("unreadable conflict copy of the directory IV", "name", n, "err", err)
-		}
+		rn.warnBadAltIV(n, err)
 	}
 	return ivs
+}
+
+// warnBadAltIV says once that the conflict copy name of gocryptfs.diriv
+// is not a valid IV file (so names under it are not found).
+func (rn *RootNode) warnBadAltIV(name string, err error) {
+	if rn.firstWarn("altiv:" + name) {
+		rn.log.Warn("unreadable conflict copy of the directory IV", "name", name, "err", err)
+	}
 }
 
 // altIVCache remembers the alternative IVs of recently seen directories,

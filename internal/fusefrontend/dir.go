@@ -9,7 +9,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 
-	"gocryptfs/internal/conflictname"
 	"gocryptfs/internal/cryptocore"
 	"gocryptfs/internal/fuseutil"
 	"gocryptfs/internal/nametransform"
@@ -97,7 +96,9 @@ func (rn *RootNode) readDirFd(dir string, dfd int) (*listing, error) {
 }
 
 // listDir reads and decrypts the backing directory dfd (from its current
-// offset) of the plaintext directory dir, whose IV is iv.
+// offset) of the plaintext directory dir, whose IV is iv, as
+// nametransform.DecodeDir decodes it: undecryptable names and invalid
+// copies of the IV file are hidden with one warning each.
 func (rn *RootNode) listDir(dir string, dfd int, iv []byte) (*listing, error) {
 	var dst unix.Stat_t
 	if err := syscallcompat.Fstat(dfd, &dst); err != nil {
@@ -107,50 +108,22 @@ func (rn *RootNode) listDir(dir string, dfd int, iv []byte) (*listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	isRoot := dir == ""
 	l := &listing{dfd: dfd, ents: make([]fuse.DirEntry, 0, len(ents)), cNames: make([]string, 0, len(ents))}
-	// Names that do not decrypt under the main IV are looked at after all
-	// that do, so that a decorated name that equals one of them is
-	// hidden rather than shadowing it (see conflict.go).
-	var failed []syscallcompat.DirEntry
-	var failedErr []error
-	alts := rn.altIVsIn(dfd, ents)
-	shownNames := make(map[string]bool, len(ents))
-	for _, de := range ents {
-		kind := rn.nt.Classify(de.Name, isRoot)
-		if kind.Hidden() || kind == nametransform.KindDot {
-			continue
-		}
-		name, err := rn.nt.DecryptNameAt(dfd, de.Name, iv)
-		if err == nil && rn.nt.PreferAlt(dfd, de.Name, name, alts) {
-			err = nametransform.ErrBadName
-		}
-		if err != nil {
-			if rn.nt.IsHiddenConflict(de.Name, isRoot) || conflictname.IsToolFile(de.Name) {
-				continue
+	rn.nt.DecodeDir(dfd, ents, iv, dir == "", func(e nametransform.DecodedEntry) {
+		switch e.Outcome {
+		case nametransform.Shown:
+			rn.rememberListed(iv, e.Name, e.Backing.Name)
+			rn.addDirEntry(l, dfd, &dst, e.Backing, e.Name)
+		case nametransform.ShownConflict, nametransform.ShownBadName:
+			rn.addDirEntry(l, dfd, &dst, e.Backing, e.Name)
+		case nametransform.Undecryptable:
+			if rn.firstWarn("name:" + dir + "/" + e.Backing.Name) {
+				rn.log.Warn("undecryptable name hidden", "dir", rn.cipherPath(dir), "name", e.Backing.Name, "err", e.Err)
 			}
-			failed = append(failed, de)
-			failedErr = append(failedErr, err)
-			continue
+		case nametransform.BadAltIV:
+			rn.warnBadAltIV(e.Backing.Name, e.Err)
 		}
-		shownNames[name] = true
-		rn.rememberListed(iv, name, de.Name)
-		rn.addDirEntry(l, dfd, &dst, de, name)
-	}
-	for i, de := range failed {
-		name, _, ok := rn.nt.DisplayConflictAt(dfd, de.Name, iv, alts)
-		if !ok {
-			name, ok = rn.nt.DisplayBadName(de.Name, iv)
-		}
-		if !ok || shownNames[name] {
-			if rn.firstWarn("name:" + dir + "/" + de.Name) {
-				rn.log.Warn("undecryptable name hidden", "dir", rn.cipherPath(dir), "name", de.Name, "err", failedErr[i])
-			}
-			continue
-		}
-		shownNames[name] = true
-		rn.addDirEntry(l, dfd, &dst, de, name)
-	}
+	})
 	return l, nil
 }
 

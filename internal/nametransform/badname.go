@@ -17,14 +17,14 @@ func (n *NameTransform) MatchesBadName(cipherName string) bool {
 	return false
 }
 
-// DisplayBadName returns the name under which an undecryptable backing entry
+// displayBadName returns the name under which an undecryptable backing entry
 // is shown (docs/format.md 6.9), or false if no -badname pattern matches it (then
 // the entry stays hidden). The longest prefix, from len-1 characters down to
 // the encoding of one AES block, that decrypts with dirIV is shown decrypted
 // and followed by the rest of the ciphertext name; without such a prefix the
 // ciphertext name is shown. BadNameSuffix is appended in both cases.
-// Callers use it only after DecryptName (or DecryptNameAt) failed.
-func (n *NameTransform) DisplayBadName(cipherName string, dirIV []byte) (string, bool) {
+// DecodeDir uses it only after DecryptNameAt failed.
+func (n *NameTransform) displayBadName(cipherName string, dirIV []byte) (string, bool) {
 	if n.plaintextNames || cipherName == "" || !n.MatchesBadName(cipherName) {
 		return "", false
 	}
@@ -39,7 +39,7 @@ func (n *NameTransform) DisplayBadName(cipherName string, dirIV []byte) (string,
 }
 
 // BadNameCandidates returns the backing names that the displayed name (as
-// produced by DisplayBadName) may stand for, or nil if it does not end in
+// produced by displayBadName) may stand for, or nil if it does not end in
 // BadNameSuffix or no pattern is configured. The frontend first looks up
 // the ordinary encryption of the full displayed name (a real file may carry
 // the suffix); if that does not exist it stats the candidates and accepts

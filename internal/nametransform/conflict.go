@@ -26,7 +26,7 @@ import (
 // directory's entries; decorating keeps those entries from passing for
 // this directory's own (docs/threat-model.md, "Alternate directory IVs").
 // Names that decrypt under the main IV are never affected by alternative
-// IVs, except for PreferAlt's invalid-UTF-8 case, which is then decorated
+// IVs, except for preferAlt's invalid-UTF-8 case, which is then decorated
 // too.
 
 // AltIV is an alternative directory IV: the content of a sync tool's
@@ -54,42 +54,61 @@ func (n *NameTransform) IsHiddenConflict(cName string, isRoot bool) bool {
 // ReadAltIVsAt reads the alternative IVs among names, entries of the
 // directory dirfd, sorted by marker so that the choice of shown names is
 // stable. Copies that cannot be read are returned in bad with their
-// errors.
+// errors. DecodeDir finds them the same way while it decodes a listing.
 func (n *NameTransform) ReadAltIVsAt(dirfd int, names []string) (ivs []AltIV, bad map[string]error) {
 	if !n.UsesDirIV() {
 		return nil, nil
 	}
 	for _, name := range names {
-		// Every tool keeps the extension ".diriv".
-		if !strings.HasPrefix(name, "gocryptfs") || !strings.HasSuffix(name, ".diriv") || name == DirIVFilename {
-			continue
-		}
-		m, ok := conflictname.BaseIs(name, DirIVFilename)
-		if !ok {
-			continue
-		}
-		iv, err := ReadDirIVFileAt(dirfd, name)
-		if err != nil {
+		a, ok, err := readAltIV(dirfd, name)
+		switch {
+		case !ok:
+		case err != nil:
 			if bad == nil {
 				bad = make(map[string]error)
 			}
 			bad[name] = err
-			continue
+		default:
+			ivs = append(ivs, a)
 		}
-		ivs = append(ivs, AltIV{Marker: m, IV: iv})
 	}
-	slices.SortFunc(ivs, func(a, b AltIV) int { return strings.Compare(a.Marker.Text, b.Marker.Text) })
+	sortAltIVs(ivs)
 	return ivs, bad
 }
 
-// DisplayConflictAt returns the name under which the backing entry cName
+// readAltIV reads the entry name of the directory dirfd as an alternative
+// IV; ok is false if name is not a conflict copy of gocryptfs.diriv, err
+// set if it is one but not a valid IV file.
+func readAltIV(dirfd int, name string) (a AltIV, ok bool, err error) {
+	// Every tool keeps the extension ".diriv".
+	if !strings.HasPrefix(name, "gocryptfs") || !strings.HasSuffix(name, ".diriv") || name == DirIVFilename {
+		return AltIV{}, false, nil
+	}
+	m, ok := conflictname.BaseIs(name, DirIVFilename)
+	if !ok {
+		return AltIV{}, false, nil
+	}
+	iv, err := ReadDirIVFileAt(dirfd, name)
+	if err != nil {
+		return AltIV{}, true, err
+	}
+	return AltIV{Marker: m, IV: iv}, true, nil
+}
+
+// sortAltIVs sorts by marker, the order in which names are tried under
+// them.
+func sortAltIVs(ivs []AltIV) {
+	slices.SortFunc(ivs, func(a, b AltIV) int { return strings.Compare(a.Marker.Text, b.Marker.Text) })
+}
+
+// displayConflictAt returns the name under which the backing entry cName
 // of the directory dirfd is shown when it does not decrypt under the main
 // IV iv: its name under an alternative IV decorated with that IV's marker,
 // or a conflict copy of a name under any of the IVs (decorated with its
 // own marker). alt is the index in alts of the alternative IV the name
 // decrypted under, -1 for the main IV. ok is false when none applies or
 // the result would be longer than NameMax.
-func (n *NameTransform) DisplayConflictAt(dirfd int, cName string, iv []byte, alts []AltIV) (shown string, alt int, ok bool) {
+func (n *NameTransform) displayConflictAt(dirfd int, cName string, iv []byte, alts []AltIV) (shown string, alt int, ok bool) {
 	for i, a := range alts {
 		plain, err := n.DecryptNameAt(dirfd, cName, a.IV)
 		if err != nil {
@@ -128,13 +147,13 @@ func IVList(iv []byte, alts []AltIV) [][]byte {
 	return out
 }
 
-// PreferAlt reports whether the entry cName, which decrypted under the main
+// preferAlt reports whether the entry cName, which decrypted under the main
 // IV to plain, should rather be taken as a name under one of the
 // alternative IVs. Names carry no authentication, so a name encrypted under
 // another IV decrypts to a "valid" name under the main IV about once in a
 // few hundred tries; such garbage is almost never valid UTF-8, while real
 // names almost always are.
-func (n *NameTransform) PreferAlt(dirfd int, cName, plain string, alts []AltIV) bool {
+func (n *NameTransform) preferAlt(dirfd int, cName, plain string, alts []AltIV) bool {
 	if len(alts) == 0 || utf8.ValidString(plain) {
 		return false
 	}

@@ -42,7 +42,7 @@ func FuzzDecryptName(f *testing.F) {
 			}
 		}
 		if mode&4 != 0 && len(s) <= 300 {
-			if shown, ok := n.DisplayBadName(s, iv16); ok {
+			if shown, ok := n.displayBadName(s, iv16); ok {
 				found := s == shown
 				for _, c := range n.BadNameCandidates(shown, iv16) {
 					found = found || c == s

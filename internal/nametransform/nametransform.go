@@ -5,6 +5,12 @@
 // targets, encrypted extended-attribute names and values, the display of
 // undecryptable names (-badname) and the path-derived IVs of reverse mode.
 //
+// DecodeDir is the one decoder of a directory listing: which backing
+// entries the plaintext view shows and under which names (sync tools'
+// conflict copies and alternative directory IVs included, see
+// conflict.go), and which it hides and why. The mount, -fsck and -fsck
+// -repair all list directories with it.
+//
 // A NameTransform is immutable after New and safe for concurrent use. The
 // file helpers (ReadDirIVAt, WriteLongNameAt, ...) work relative to a
 // directory file descriptor and never follow symlinks, so that a path

@@ -434,9 +434,9 @@ func TestBadNameVectors(t *testing.T) {
 		if _, err := n.DecryptName(c.backing, iv); err == nil {
 			t.Fatalf("%s must not decrypt", c.backing)
 		}
-		got, ok := n.DisplayBadName(c.backing, iv)
+		got, ok := n.displayBadName(c.backing, iv)
 		if !ok || got != c.shown {
-			t.Errorf("DisplayBadName(%s) = %q, %v; want %q", c.backing, got, ok, c.shown)
+			t.Errorf("displayBadName(%s) = %q, %v; want %q", c.backing, got, ok, c.shown)
 		}
 		cands := n.BadNameCandidates(got, iv)
 		found := 0
@@ -452,10 +452,10 @@ func TestBadNameVectors(t *testing.T) {
 	// No pattern match: stays hidden.
 	opts.BadnamePatterns = []string{"*conflicted*"}
 	n = newNT(t, cryptocore.AESGCM, true, opts)
-	if _, ok := n.DisplayBadName("foo", iv); ok {
+	if _, ok := n.displayBadName("foo", iv); ok {
 		t.Error("foo must stay hidden with pattern *conflicted*")
 	}
-	if _, ok := n.DisplayBadName("RstaWk5xuBGCq94EGMhOoQ (conflicted copy)", iv); !ok {
+	if _, ok := n.displayBadName("RstaWk5xuBGCq94EGMhOoQ (conflicted copy)", iv); !ok {
 		t.Error("pattern *conflicted* must match")
 	}
 	if c := n.BadNameCandidates("foo GOCRYPTFS_BAD_NAME", iv); len(c) != 0 {

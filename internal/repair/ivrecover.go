@@ -132,21 +132,24 @@ func (r *repairer) flippedIV(dfd int, iv []byte, entries []string) ([]byte, stri
 	return nil, ""
 }
 
-// dirEntries lists the entries of the directory dfd that a mount would
-// show or that hold names (not the filesystem's own files).
+// dirEntries lists the entries of the directory dfd that hold names (see
+// nameEntries).
 func (r *repairer) dirEntries(dfd int, isRoot bool) ([]string, error) {
 	ents, err := syscallcompat.Getdents(dfd)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, e := range ents {
-		if k := r.nt.Classify(e.Name, isRoot); !k.Hidden() && k != nametransform.KindDot && !reservedName(e.Name) {
-			out = append(out, e.Name)
-		}
-	}
+	return r.nameEntries(ents, isRoot), nil
+}
+
+// nameEntries returns the sorted backing names among ents, a directory's
+// listing, that stand for entries (nametransform.NameEntries), leaving
+// out the filesystem's own file names in every directory, which repair
+// never moves.
+func (r *repairer) nameEntries(ents []syscallcompat.DirEntry, isRoot bool) []string {
+	out := slices.DeleteFunc(r.nt.NameEntries(ents, isRoot), reservedName)
 	slices.Sort(out)
-	return out, nil
+	return out
 }
 
 // restoreDirIV replaces a damaged gocryptfs.diriv by the recovered iv:

@@ -454,14 +454,11 @@ func (r *repairer) holds(rel string) ([]string, int) {
 		return nil, 0
 	}
 	var names []string
-	for _, e := range ents {
-		if k := r.nt.Classify(e.Name, false); k.Hidden() || k == nametransform.KindDot {
-			continue
+	r.nt.DecodeDir(fd, ents, iv, rel == "", func(e nametransform.DecodedEntry) {
+		if e.Outcome == nametransform.Shown && utf8.ValidString(e.Name) {
+			names = append(names, e.Name)
 		}
-		if plain, err := r.nt.DecryptNameAt(fd, e.Name, iv); err == nil && utf8.ValidString(plain) {
-			names = append(names, plain)
-		}
-	}
+	})
 	slices.Sort(names)
 	if len(names) > maxHolds {
 		return names[:maxHolds], len(names) - maxHolds
@@ -698,22 +695,11 @@ func (r *repairer) fixDirIV(cipherDir, plainDir string) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(ents))
-	for _, e := range ents {
-		names = append(names, e.Name)
-	}
-	slices.Sort(names)
-	isRoot := cipherDir == ""
-	var entries []string
-	for _, n := range names {
-		if k := r.nt.Classify(n, isRoot); !k.Hidden() && k != nametransform.KindDot && !reservedName(n) {
-			entries = append(entries, n)
-		}
-	}
+	entries := r.nameEntries(ents, cipherDir == "")
 	if iv, note := r.prefixIV(dfd, entries); iv != nil {
 		return r.restoreDirIV(cipherDir, plainDir, iv, note)
 	}
-	if iv, alt := r.bestAltIV(dfd, names, entries); iv != nil {
+	if iv, alt := r.bestAltIV(dfd, ents, entries); iv != nil {
 		if err := r.replaceDirIV(cipherDir, iv); err != nil {
 			return err
 		}
@@ -765,26 +751,29 @@ func (r *repairer) moveOutEntries(cipherDir, plainDir string, entries []string, 
 	return nil
 }
 
-// bestAltIV tries the alternative IV files and returns the content of the
-// one under which most entries decrypt (at least one, unless there are no
-// entries), and its name.
-func (r *repairer) bestAltIV(dfd int, names, entries []string) ([]byte, string) {
+// bestAltIV tries the alternative IV files among ents, the listing of
+// the directory dfd, and returns the content of the one under which most
+// entries decrypt (at least one, unless there are no entries), and its
+// name; on a tie the first by name.
+func (r *repairer) bestAltIV(dfd int, ents []syscallcompat.DirEntry, entries []string) ([]byte, string) {
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		names = append(names, e.Name)
+	}
+	alts, _ := r.nt.ReadAltIVsAt(dfd, names)
+	slices.SortFunc(alts, func(a, b nametransform.AltIV) int { return strings.Compare(a.IVFileName(), b.IVFileName()) })
 	var best []byte
 	var bestName string
 	bestN := 0
-	for _, name := range names {
-		alts, _ := r.nt.ReadAltIVsAt(dfd, []string{name})
-		if len(alts) != 1 {
-			continue
-		}
+	for _, a := range alts {
 		n := 0
 		for _, e := range entries {
-			if _, err := r.nt.DecryptNameAt(dfd, e, alts[0].IV); err == nil {
+			if _, err := r.nt.DecryptNameAt(dfd, e, a.IV); err == nil {
 				n++
 			}
 		}
 		if n > bestN || best == nil && len(entries) == 0 {
-			best, bestName, bestN = alts[0].IV, name, n
+			best, bestName, bestN = a.IV, a.IVFileName(), n
 		}
 	}
 	return best, bestName
