@@ -97,6 +97,9 @@ func TestPathOpsOnlyInSyscallcompat(t *testing.T) {
 			"os.Chdir":    "/ (a daemon leaves its working directory)",
 			"os.OpenFile": "/dev/null (a daemon's standard streams)",
 		},
+		"internal/fuseserve/patience.go": {
+			"unix.Stat": "the mount point itself (is the connection still alive)",
+		},
 		"internal/fuseserve/patience_linux.go": {
 			"os.ReadFile": "/proc/<tid>/status of a caller whose request was interrupted",
 		},

@@ -108,6 +108,7 @@ func Mount(dir string, root fs.InodeEmbedder, opts *fs.Options, o Options) (*Ser
 	if err != nil {
 		return nil, err
 	}
+	raw.watchConn(dir)
 	if o.Log != nil {
 		o.Log.Debug("FUSE transport", "transport", s.transport.String(), "why", s.reason)
 	}
@@ -236,9 +237,13 @@ type rawFS struct {
 	fuse.RawFileSystem
 	trace *slog.Logger
 	locks LockOwnerCloser // nil unless locks are forwarded
-	// fatalOnly: Options.FatalInterruptsOnly.
-	fatalOnly bool
-	inflight  sync.WaitGroup
+	// fatalOnly: Options.FatalInterruptsOnly. mountPoint and mountDev
+	// (0: unknown) identify the mount for connAlive; mountPoint is set
+	// before mountDev is stored.
+	fatalOnly  bool
+	mountPoint string
+	mountDev   atomic.Uint64
+	inflight   sync.WaitGroup
 	// ops counts requests other than FORGET; openFiles is the number of
 	// open file and directory handles.
 	ops       atomic.Uint64

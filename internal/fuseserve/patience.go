@@ -1,6 +1,12 @@
 package fuseserve
 
-import "time"
+import (
+	"errors"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
 
 // Interrupts and lock waits (Options.FatalInterruptsOnly).
 //
@@ -20,7 +26,10 @@ import "time"
 // hands the filesystem a cancel channel that closes once the request was
 // interrupted and its caller is dying (a fatal signal pending, or gone),
 // checked when the interrupt comes and then every dyingPoll, since a
-// SIGKILL after another signal brings no second FUSE_INTERRUPT. Forwarded
+// SIGKILL after another signal brings no second FUSE_INTERRUPT. The end
+// of the connection (umount -f, an abort through fusectl) cancels every
+// request too, while their callers live on (they got ENOTCONN): connAlive
+// tells that apart, so that the daemon can exit at once. Forwarded
 // lock waits (SETLKW) keep the plain channel: fcntl(F_SETLKW) fails with
 // EINTR on any caught signal on a local filesystem too.
 
@@ -50,7 +59,7 @@ func (w *rawFS) patient(cancel <-chan struct{}, pid uint32) (<-chan struct{}, fu
 		}
 		t := time.NewTicker(dyingPoll)
 		defer t.Stop()
-		for !callerDying(pid) {
+		for !callerDying(pid) && w.connAlive() {
 			select {
 			case <-done:
 				return
@@ -60,4 +69,42 @@ func (w *rawFS) patient(cancel <-chan struct{}, pid uint32) (<-chan struct{}, fu
 		close(dying)
 	}()
 	return dying, func() { close(done) }
+}
+
+// connAlive reports whether the mount is still served: its mount point
+// still shows the device it had when mounted and answers (an aborted
+// connection answers ENOTCONN; after umount -f the path shows what was
+// below). Unknown (a /dev/fd/N mount point, or before the mount was
+// seen) counts as alive.
+func (w *rawFS) connAlive() bool {
+	dev := w.mountDev.Load()
+	if dev == 0 {
+		return true
+	}
+	st, err := statDev(w.mountPoint)
+	if err != nil {
+		return !errors.Is(err, syscall.ENOTCONN)
+	}
+	return st == dev
+}
+
+// watchConn records the device of the mount on dir for connAlive.
+func (w *rawFS) watchConn(dir string) {
+	if !w.fatalOnly || magicFD(dir) >= 0 {
+		return
+	}
+	if dev, err := statDev(dir); err == nil {
+		w.mountPoint = dir
+		w.mountDev.Store(dev)
+	}
+}
+
+// statDev is the device number of path (stat(2), following a symlink: a
+// mount point given by the user, never inside CIPHERDIR).
+func statDev(path string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return 0, err
+	}
+	return uint64(st.Dev), nil
 }

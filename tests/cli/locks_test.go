@@ -54,6 +54,8 @@ const (
 //	       all at once
 //	writesig  a pwrite(2) at offset 0, catching SIGALRM, not retried on
 //	       EINTR
+//	writestay  writesig, then the process stays a minute (its threads
+//	       live on whatever the write returned)
 const lockProbeEnv = "GOCRYPTFS_TEST_LOCK_PROBE"
 
 // manyWaiters is the number of waiting lock requests of the "many" probe.
@@ -75,6 +77,10 @@ func lockProbe() (code int, ok bool) {
 		return probeReads([]string{path}), true
 	case "writesig":
 		return probeWriteSignal(path), true
+	case "writestay":
+		code := probeWriteSignal(path)
+		time.Sleep(time.Minute)
+		return code, true
 	case "reads":
 		ents, err := os.ReadDir(path)
 		if err != nil {
@@ -849,6 +855,67 @@ func TestSharedStorageWriteSignal(t *testing.T) {
 			<-exited
 		}
 		release()
+	})
+}
+
+// TestSharedStorageWaitEnds: with -sharedstorage, a write that waits for
+// the internal byte-range locks (held here by another open file
+// description) also ends at once, while the lock is still held, when its
+// caller gets a signal that dumps core by default (the kernel does not
+// turn those into a pending SIGKILL; here SIGQUIT to dd, which does not
+// catch it), and when the connection is aborted (the caller got ENOTCONN
+// and lives on: the daemon must not wait for the lock before it can
+// exit).
+func TestSharedStorageWaitEnds(t *testing.T) {
+	dir := initFS(t)
+	mnt := mountFS(t, dir, "-extpass", "echo test", "-sharedstorage")
+	p := filepath.Join(mnt, "f")
+	if err := os.WriteFile(p, []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// waitingDD starts dd writing to the start of the file while the
+	// lock is held; exited is closed when dd has ended.
+	waitingDD := func(t *testing.T) (cmd *exec.Cmd, exited <-chan struct{}, release func()) {
+		release = holdLockFrom(t, backingFile(t, dir), unix.F_OFD_SETLK, contentio.LockBase)
+		cmd = exec.Command("sh", "-c", `ulimit -c 0; exec dd if=/dev/zero of="$1" bs=4 count=1 conv=notrunc status=none`, "sh", p)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		c := make(chan struct{})
+		go func() { cmd.Wait(); close(c) }()
+		waitBlockedIn(t, cmd, 1, inWrite)
+		return cmd, c, release
+	}
+	// Well below the lock timeout (30 s), which also ends the wait.
+	const bound = 10 * time.Second
+	t.Run("SIGQUIT", func(t *testing.T) {
+		cmd, exited, release := waitingDD(t)
+		defer release()
+		cmd.Process.Signal(unix.SIGQUIT)
+		select {
+		case <-exited:
+		case <-time.After(bound):
+			t.Errorf("dd killed by SIGQUIT was still there (state %s) %v later, while the lock was held", procState(cmd.Process.Pid), bound)
+			release()
+			<-exited
+		}
+	})
+	t.Run("abort", func(t *testing.T) {
+		pid := daemonPid(t, mnt)
+		if pid == 0 {
+			t.Fatal("daemon not found")
+		}
+		release := holdLockFrom(t, backingFile(t, dir), unix.F_OFD_SETLK, contentio.LockBase)
+		defer release()
+		// A caller that lives on after its write failed.
+		cmd := startProbe(t, "writestay", p)
+		waitBlockedIn(t, cmd, 1, inWrite)
+		if err := os.WriteFile(testutil.ConnAbortFile(t, mnt), []byte("1"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if !testutil.WaitFor(bound, func() bool { return procState(pid) == "gone" || procState(pid) == "Z" }) {
+			t.Errorf("daemon still there (state %s) %v after its connection was aborted, while a request waited for a lock", procState(pid), bound)
+		}
 	})
 }
 
