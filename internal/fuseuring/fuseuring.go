@@ -19,7 +19,9 @@
 // that thread when it waits, the caller's CPU serves it, and the reply is
 // sent and the next request fetched in one io_uring_enter. (Unpinned
 // threads with the kernel's default task work left an untar at 0.97x of
-// the /dev/fuse time; pinned, 0.71x.)
+// the /dev/fuse time; pinned, 0.71x.) An entry that serves streaming data
+// (a READ or WRITE that fills its payload buffer) lets go of its CPU until
+// it serves a smaller request (run).
 // Requests of one queue are served concurrently, one per entry. A queue
 // that has handed out its last free entry registers another one, up to
 // Config.MaxEntries, so that requests that wait long (a lock held by
@@ -75,6 +77,9 @@ const (
 
 	inHeaderSize = 40 // struct fuse_in_header
 
+	opRead  = 15 // FUSE_READ; its fuse_read_in has the size at offset 16
+	opWrite = 16 // FUSE_WRITE
+
 	// minPayload is FUSE_MIN_READ_BUFFER.
 	minPayload = 8192
 )
@@ -100,6 +105,8 @@ type Ring struct {
 	wg      sync.WaitGroup
 	served  atomic.Uint64
 	entries atomic.Int64
+	// usable is the CPUs this process may run on.
+	usable unix.CPUSet
 }
 
 type queue struct {
@@ -159,8 +166,8 @@ func Start(fuseFD int, h Handler, cfg Config) (*Ring, error) {
 	if err != nil {
 		return nil, err
 	}
-	var usable unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &usable); err != nil {
+	usable := &r.usable
+	if err := unix.SchedGetaffinity(0, usable); err != nil {
 		usable.Zero()
 	}
 	var first []chan error
@@ -267,13 +274,14 @@ func (q *queue) grow() {
 func (q *queue) run(first chan<- error) {
 	defer q.r.wg.Done()
 	runtime.LockOSThread()
+	var pin unix.CPUSet
+	pin.Set(int(q.qid))
+	pinned := false
 	if q.usable {
 		// The kernel puts a request on the queue of its caller's CPU;
 		// an entry thread on that CPU is woken there, without moving
 		// the work to another CPU (the main gain of the ring).
-		var set unix.CPUSet
-		set.Set(int(q.qid))
-		_ = unix.SchedSetaffinity(0, &set)
+		pinned = unix.SchedSetaffinity(0, &pin) == nil
 	}
 	report := func(err error) {
 		if first != nil {
@@ -341,7 +349,20 @@ func (q *queue) run(first chan<- error) {
 		if q.idle.Add(-1) == 0 {
 			q.grow()
 		}
-		commitID := q.serve(hdr, payload)
+		commitID, large := q.serve(hdr, payload)
+		// A READ or WRITE that fills the payload buffer is streaming
+		// data: the thread that serves it also copies a megabyte in
+		// and out in the kernel, and decrypts or encrypts it. Kept on
+		// the caller's CPU, which runs the reader or writer (or the
+		// kernel's writeback) too, the second CPU idled: streaming
+		// writes ran at 0.7-0.8x of /dev/fuse. Such an entry may run
+		// anywhere until it serves a smaller request, which pins it
+		// again (one sched_setaffinity per change, none per request).
+		if large && pinned {
+			pinned = unix.SchedSetaffinity(0, &q.r.usable) != nil
+		} else if !large && !pinned && q.usable {
+			pinned = unix.SchedSetaffinity(0, &pin) == nil
+		}
 		prepCmd(rg.nextSQE(), q.r.fd, cmdCommitAndFetch, commitID, q.qid, nil)
 		q.idle.Add(1)
 	}
@@ -371,7 +392,7 @@ func (q *queue) kick() {
 
 // serve answers the request in the entry's buffers and returns its
 // commit ID.
-func (q *queue) serve(hdr, payload []byte) (commitID uint64) {
+func (q *queue) serve(hdr, payload []byte) (commitID uint64, large bool) {
 	eio := (*entInOut)(unsafe.Pointer(&hdr[hdrEntInOut]))
 	ih := (*fuse.InHeader)(unsafe.Pointer(&hdr[hdrInOut]))
 	commitID, unique := eio.commitID, ih.Unique
@@ -379,11 +400,17 @@ func (q *queue) serve(hdr, payload []byte) (commitID uint64) {
 	opLen := min(max(int(ih.Length)-inHeaderSize-psz, 0), hdrOpInSize)
 	in := [3][]byte{hdr[:inHeaderSize], hdr[hdrOpIn : hdrOpIn+opLen], payload[:psz]}
 	out := [2][]byte{hdr[:outHeaderSize], payload}
+	switch ih.Opcode {
+	case opWrite:
+		large = psz >= q.r.payload
+	case opRead:
+		large = opLen >= 20 && int(*(*uint32)(unsafe.Pointer(&hdr[hdrOpIn+16]))) >= q.r.payload
+	}
 	n, st := q.call(in[:], out[:])
 	n = ErrorReply(hdr[hdrInOut:], n, st, unique)
 	eio.payloadSz = uint32(n - outHeaderSize)
 	q.r.served.Add(1)
-	return commitID
+	return commitID, large
 }
 
 // call runs the handler; a panic in it fails the request, not the mount.
