@@ -39,10 +39,14 @@ func dumpMasterKey(path string, o options, stdin io.Reader, stdout, stderr io.Wr
 
 // unlockConfig loads the config at path and opens it with the secret of
 // the flags; the caller wipes the master key.
+//
+// Its errors are worded as xray has always worded them (configfile's
+// error, after "Cannot open config file: " for one that cannot be
+// loaded), not as the mount words them.
 func unlockConfig(path string, o options, stdin io.Reader, stderr io.Writer) ([]byte, error) {
 	cf, _, err := unlock.LoadConfig(path)
 	if err != nil {
-		return nil, err
+		return nil, reword(err, unlock.CannotOpen(err))
 	}
 	s := unlock.Secret{
 		Password: &readpassword.Source{Stdin: stdin, Stderr: stderr},
@@ -54,9 +58,27 @@ func unlockConfig(path string, o options, stdin io.Reader, stderr io.Writer) ([]
 	if o.fido2 != "" && cf.HasSlotKind(configfile.SlotFIDO2) {
 		s.FIDO2Device = o.fido2
 	}
-	mk, _, err := unlock.Open(cf, s, unlock.Options{NoSlotHint: "use -keyfile or -fido2 accordingly."})
-	return mk, err
+	mk, _, err := unlock.Open(cf, s, unlock.Options{})
+	switch {
+	case err == nil:
+		return mk, nil
+	case errors.Is(err, unlock.ErrNoSlot) && !(s.Kind() == configfile.SlotPassword && cf.HasSlotKind(configfile.SlotFIDO2)):
+		return nil, reword(err, fmt.Sprintf("The config has no %s key slot.", s.Kind()))
+	}
+	return nil, reword(err, unlock.Cause(err).Error())
 }
+
+// rewordedError keeps the kinds of an unlock error under another text.
+type rewordedError struct {
+	msg string
+	err error
+}
+
+func (e *rewordedError) Error() string { return e.msg }
+func (e *rewordedError) Unwrap() error { return e.err }
+
+// reword gives err the text msg.
+func reword(err error, msg string) error { return &rewordedError{msg, err} }
 
 // unlockExitCode is the exit code of a failed -dumpmasterkey (docs/cli.md
 // 9): the codes of a mount, except that a secret that does not unlock the

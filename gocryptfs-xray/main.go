@@ -115,6 +115,12 @@ func run(argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "-keyfile cannot be combined with -fido2")
 		return exitcodes.Usage
 	}
+	if o.keyfile != "" && !o.dumpMasterKey {
+		// New in this implementation, so refused where it would be
+		// ignored (-fido2 is ignored there, as by the reference).
+		fmt.Fprintln(stderr, "-keyfile only works with -dumpmasterkey")
+		return exitcodes.Usage
+	}
 	file := fs.Arg(0)
 	switch {
 	case o.dumpMasterKey:

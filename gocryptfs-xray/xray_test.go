@@ -252,7 +252,7 @@ func TestDumpMasterKeyKeyFile(t *testing.T) {
 		{"wrong key file", "", []string{"-keyfile", write("other", []byte("other")), conf}, 8, "", "The key file does not unlock any slot.\n"},
 		{"empty key file", "", []string{"-keyfile", write("empty", nil), conf}, 9, "", "is empty"},
 		{"missing key file", "", []string{"-keyfile", filepath.Join(dir, "missing"), conf}, 9, "", "Cannot read key file"},
-		{"password for a key-file-only config", "test\n", []string{only}, 1, "", "no password key slot (it has: [keyfile]); use -keyfile or -fido2 accordingly."},
+		{"password for a key-file-only config", "test\n", []string{only}, 1, "", "The config has no password key slot."},
 		{"-keyfile with -fido2", "", []string{"-keyfile", keyFile, "-fido2", "/dev/null", conf}, 1, "", "-keyfile cannot be combined with -fido2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -261,5 +261,9 @@ func TestDumpMasterKeyKeyFile(t *testing.T) {
 				t.Errorf("exit %d (want %d)\nstdout: %q (want %q)\nstderr: %q (want %q)", code, c.code, out, c.stdout, errOut, c.stderr)
 			}
 		})
+	}
+	// -keyfile is for -dumpmasterkey only: refused, not ignored, elsewhere.
+	if _, errOut, code := xray(t, "", "-keyfile", keyFile, conf); code != 1 || !strings.Contains(errOut, "-keyfile only works with -dumpmasterkey") {
+		t.Errorf("-keyfile without -dumpmasterkey: exit %d, stderr %q; want 1", code, errOut)
 	}
 }

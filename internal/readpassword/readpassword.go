@@ -13,6 +13,7 @@ package readpassword
 
 import (
 	"bytes"
+	"crypto/subtle"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -161,7 +162,7 @@ func (s *Source) Interactive(repeat bool) ([]byte, error) {
 		return nil, err
 	}
 	defer wipe(pw2)
-	if !bytes.Equal(pw, pw2) {
+	if subtle.ConstantTimeCompare(pw, pw2) != 1 {
 		wipe(pw)
 		return nil, fail(errors.New("passwords do not match"))
 	}

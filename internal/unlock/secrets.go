@@ -3,6 +3,7 @@ package unlock
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -26,12 +27,17 @@ func LoadConfig(path string) (*configfile.ConfFile, *configfile.Raw, error) {
 	case err == nil:
 		return cf, raw, nil
 	case errors.Is(err, configfile.ErrTooOld):
-		return nil, nil, errorf(ErrConfigRefused, "Filesystem too old for this gocryptfs version: %v", err)
+		return nil, nil, withCause(ErrConfigRefused, err, "Filesystem too old for this gocryptfs version: %v", err)
 	case errors.Is(err, configfile.ErrInvalid):
-		return nil, nil, errorf(ErrConfigRefused, "Config file %s is not supported: %v", path, err)
+		return nil, nil, withCause(ErrConfigRefused, err, "Config file %s is not supported: %v", path, err)
 	}
-	return nil, nil, errorf(ErrConfig, "Cannot open config file: %v", err)
+	return nil, nil, withCause(ErrConfig, err, "%s", CannotOpen(err))
 }
+
+// CannotOpen words the error of a config that could not be loaded (its
+// Cause) as gocryptfs does for a missing or unreadable one, and as
+// gocryptfs-xray does for every one.
+func CannotOpen(err error) string { return fmt.Sprintf("Cannot open config file: %v", Cause(err)) }
 
 // maxKeyFileSize bounds a key file (LUKS uses the same 8 MiB), so that
 // -keyfile /dev/urandom fails instead of eating memory.

@@ -90,6 +90,32 @@ func errorf(kind error, format string, a ...any) error {
 	return wrap(kind, fmt.Errorf(format, a...))
 }
 
+// causeError is a message of gocryptfs's wording around the error of the
+// layer below (configfile's), which Cause returns.
+type causeError struct {
+	msg   string
+	cause error
+}
+
+func (e *causeError) Error() string { return e.msg }
+func (e *causeError) Unwrap() error { return e.cause }
+
+// withCause gives cause the kind and gocryptfs's message for it.
+func withCause(kind, cause error, format string, a ...any) error {
+	return wrap(kind, &causeError{fmt.Sprintf(format, a...), cause})
+}
+
+// Cause returns the error of the layer below (configfile's) that an error
+// of LoadConfig or Open words for gocryptfs, or err itself: the words
+// gocryptfs-xray has always printed (docs/cli.md 9).
+func Cause(err error) error {
+	var c *causeError
+	if errors.As(err, &c) {
+		return c.cause
+	}
+	return err
+}
+
 // Secret is what the user gave to open a key slot. Its kind of slot is
 // FIDO2 when FIDO2Device is set, else a key file when KeyFile is set,
 // else a password.
@@ -183,6 +209,8 @@ func secretFunc(s Secret) (configfile.SecretFunc, func(), error) {
 	var err error
 	if s.Kind() == configfile.SlotKeyFile {
 		data, err = ReadKeyFile(s.KeyFile)
+	} else if s.Password == nil {
+		err = errorf(ErrSecret, "no password source")
 	} else if data, err = s.Password.Once(); err != nil {
 		err = wrap(ErrSecret, err)
 	}
@@ -205,7 +233,7 @@ func openError(cf *configfile.ConfFile, kind configfile.SlotKind, err error) err
 	case errors.Is(err, fido2.ErrFIDO2):
 		return err
 	case errors.Is(err, configfile.ErrInvalid):
-		return errorf(ErrConfigRefused, "Config file %s: %v", cf.Path(), err)
+		return withCause(ErrConfigRefused, err, "Config file %s: %v", cf.Path(), err)
 	case errors.Is(err, configfile.ErrWrongPassword) && kind == configfile.SlotKeyFile:
 		return wrap(ErrWrongSecret, errKeyFileUnlocksNothing)
 	case errors.Is(err, configfile.ErrWrongPassword):
@@ -213,5 +241,5 @@ func openError(cf *configfile.ConfFile, kind configfile.SlotKind, err error) err
 	case errors.Is(err, configfile.ErrScryptParams), errors.Is(err, configfile.ErrKDFBudget):
 		return wrap(ErrKDF, err)
 	}
-	return wrap(ErrWrongSecret, fmt.Errorf("could not unlock the master key: %w", err))
+	return withCause(ErrWrongSecret, err, "could not unlock the master key: %v", err)
 }
