@@ -84,10 +84,11 @@ type DecodedEntry struct {
 	// name of that IV's file (whoever holds the storage can plant one, so
 	// reports name it; docs/threat-model.md).
 	AltIV string
-	// Err is, for Undecryptable, the error of decrypting the name under
-	// the directory's own IV (a permission error when a long name's
-	// companion file cannot be read); for BadAltIV, why the IV file is
-	// invalid.
+	// Err is, for Undecryptable and ShownBadName, the error of
+	// decrypting the name under the directory's own IV (a permission
+	// error when a long name's companion file cannot be read: -fsck then
+	// skips the entry rather than calling it corrupt); for BadAltIV, why
+	// the IV file is invalid.
 	Err error
 }
 
@@ -114,12 +115,22 @@ type DecodedEntry struct {
 // relative to dirfd without following symlinks, only regular files (see
 // ReadLongNameAt); nothing else is opened and dirfd's offset is not used.
 // Names from getdents are single components (the kernel never returns a
-// slash in one), so a hostile name cannot lead out of the directory. No name and no file content makes it fail or panic:
+// slash in one), so a hostile name cannot lead out of the directory. No
+// name and no file content makes it fail or panic:
 // whatever cannot be read or decrypted becomes an Undecryptable or
 // BadAltIV entry. It is safe for concurrent use; visit runs on the
 // caller's goroutine, one entry at a time, and may keep the entries.
 func (n *NameTransform) DecodeDir(dirfd int, ents []syscallcompat.DirEntry, iv []byte, isRoot bool, visit func(DecodedEntry)) {
 	alts, bad := n.altIVsIn(dirfd, ents)
+	// A set, not a scan of bad per name: whoever holds the storage can
+	// plant any number of invalid IV copies.
+	var isBad map[string]bool
+	if len(bad) > 0 {
+		isBad = make(map[string]bool, len(bad))
+		for _, b := range bad {
+			isBad[b.Backing.Name] = true
+		}
+	}
 	// Sized for the usual case that nearly every entry is shown.
 	shown := make(map[string]bool, len(ents))
 	var failed []DecodedEntry
@@ -139,7 +150,7 @@ func (n *NameTransform) DecodeDir(dirfd int, ents []syscallcompat.DirEntry, iv [
 		}
 		if err != nil {
 			if n.IsHiddenConflict(de.Name, isRoot) || conflictname.IsToolFile(de.Name) {
-				if !slices.ContainsFunc(bad, func(b DecodedEntry) bool { return b.Backing.Name == de.Name }) {
+				if !isBad[de.Name] {
 					d.Outcome = SyncToolFile
 					visit(d)
 				}
@@ -173,7 +184,10 @@ func (n *NameTransform) DecodeDir(dirfd int, ents []syscallcompat.DirEntry, iv [
 			continue
 		}
 		shown[name] = true
-		d.Name, d.Err = name, nil
+		d.Name = name
+		if d.Outcome == ShownConflict {
+			d.Err = nil
+		}
 		visit(d)
 	}
 }
