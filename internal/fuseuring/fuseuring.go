@@ -56,6 +56,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -76,6 +77,10 @@ const (
 	hdrSize     = 288
 
 	inHeaderSize = 40 // struct fuse_in_header
+
+	// kickDelay is how long a grown entry waits before it decides that
+	// its queue is stuck (kick).
+	kickDelay = 20 * time.Millisecond
 
 	opRead  = 15 // FUSE_READ; its fuse_read_in has the size at offset 16
 	opWrite = 16 // FUSE_WRITE
@@ -376,8 +381,19 @@ func (q *queue) run(first chan<- error) {
 // entry is free. The kick lands on a free entry, and its commit fetches
 // the oldest queued request. One kick per grown entry pulls as many
 // requests as entries were added.
+//
+// Only where it is needed: a STATFS on the mount point holds the mount
+// while it is served, so an umount(8) that comes at that moment fails
+// with "target is busy". A queue that grew in a burst (a write-back, a
+// few parallel requests) has a free entry again within milliseconds,
+// whose commit fetches what was queued; only a queue whose other
+// entries are all still busy after kickDelay is kicked.
 func (q *queue) kick() {
 	if q.r.cfg.MountPoint == "" || !q.usable {
+		return
+	}
+	time.Sleep(kickDelay)
+	if q.idle.Load() != 1 {
 		return
 	}
 	runtime.LockOSThread() // the thread ends with the goroutine
