@@ -59,14 +59,12 @@ type extension struct {
 	settler   uint64
 	// tokens numbers the reservations.
 	tokens uint64
-	// startCS is the ciphertext size when the first writer came, okEnd
-	// the largest ciphertext end of the successful pwrites since (kept up
-	// outside reservations too, and reset by the first writer), and
-	// failed is set by a failed append (dropFresh) that the last writer
-	// cuts back to the larger of the two.
+	// startCS is the ciphertext size when the first writer came, and
+	// okEnd the largest ciphertext end of the successful pwrites since
+	// (kept up outside reservations too, and reset by the first writer):
+	// where the blocks of a new append start (freshBlocks).
 	startCS uint64
 	okEnd   atomic.Uint64
-	failed  bool
 	// startPS is the plaintext size when the first writer came, okData
 	// the largest plaintext end of the data of the successful writes
 	// since (reserved or not), and lost is set when a reserved writer
@@ -158,15 +156,15 @@ func (f *File) reserve(off, end uint64) (tok uint64, ok bool) {
 	return tok, true
 }
 
-// leave ends the reservation tok after its write; the last writer cuts
-// the file back after a failed append (dropFresh). A settler that failed
+// leave ends the reservation tok after its write. A settler that failed
 // may have left its block partial, so it stays unsettled until the writers
 // have drained and the next one looks at the backing file again.
 //
-// If a reserved writer failed, the last one to leave records the
-// plaintext size the file must have (the end of what was there before
-// and of the data written since) as pendingCut and reports true: the
-// writer then calls settle once it has released its locks.
+// If a reserved writer failed (also an append cut short by a full disk,
+// dropFresh), the last one to leave records the plaintext size the file
+// must have (the end of what was there before and of the data written
+// since) as pendingCut and reports true: the writer then calls settle
+// once it has released its locks.
 func (f *File) leave(tok uint64, ok bool) (cut bool) {
 	x := &f.e.ext
 	x.mu.Lock()
@@ -176,10 +174,6 @@ func (f *File) leave(tok uint64, ok bool) (cut bool) {
 	}
 	if !ok {
 		x.lost = true
-	}
-	if x.active == 0 && x.failed {
-		f.cutTo(max(x.startCS, x.okEnd.Load()))
-		x.failed = false
 	}
 	if x.active == 0 && x.lost {
 		x.lost = false

@@ -363,9 +363,9 @@ func (f *File) dropFresh(cs, off, n uint64) {
 		// Not a reserved writer: the content lock is held exclusively,
 		// so cs is still where the data ends.
 		f.cutTo(cs)
-		return
 	}
-	x.failed = true
+	// A reserved writer fails, and the last writer to leave has the file
+	// cut back to the end of the data (extend.go, pendingCut).
 }
 
 // cutTo cuts the backing file to ciphertext size cs if it is longer.
