@@ -46,7 +46,7 @@ func dumpMasterKey(path string, o options, stdin io.Reader, stdout, stderr io.Wr
 func unlockConfig(path string, o options, stdin io.Reader, stderr io.Writer) ([]byte, error) {
 	cf, _, err := unlock.LoadConfig(path)
 	if err != nil {
-		return nil, reword(err, unlock.CannotOpen(err))
+		return nil, unlock.Reword(err, unlock.CannotOpen(err))
 	}
 	s := unlock.Secret{
 		Password: &readpassword.Source{Stdin: stdin, Stderr: stderr},
@@ -63,22 +63,10 @@ func unlockConfig(path string, o options, stdin io.Reader, stderr io.Writer) ([]
 	case err == nil:
 		return mk, nil
 	case errors.Is(err, unlock.ErrNoSlot) && !(s.Kind() == configfile.SlotPassword && cf.HasSlotKind(configfile.SlotFIDO2)):
-		return nil, reword(err, fmt.Sprintf("The config has no %s key slot.", s.Kind()))
+		return nil, unlock.Reword(err, fmt.Sprintf("The config has no %s key slot.", s.Kind()))
 	}
-	return nil, reword(err, unlock.Cause(err).Error())
+	return nil, unlock.Reword(err, unlock.Cause(err).Error())
 }
-
-// rewordedError keeps the kinds of an unlock error under another text.
-type rewordedError struct {
-	msg string
-	err error
-}
-
-func (e *rewordedError) Error() string { return e.msg }
-func (e *rewordedError) Unwrap() error { return e.err }
-
-// reword gives err the text msg.
-func reword(err error, msg string) error { return &rewordedError{msg, err} }
 
 // unlockExitCode is the exit code of a failed -dumpmasterkey (docs/cli.md
 // 9): the codes of a mount, except that a secret that does not unlock the

@@ -102,8 +102,13 @@ func (e *causeError) Unwrap() error { return e.cause }
 
 // withCause gives cause the kind and gocryptfs's message for it.
 func withCause(kind, cause error, format string, a ...any) error {
-	return wrap(kind, &causeError{fmt.Sprintf(format, a...), cause})
+	return wrap(kind, Reword(cause, fmt.Sprintf(format, a...)))
 }
+
+// Reword returns err with the text msg, keeping what errors.Is finds in
+// it; Cause of the result is err (gocryptfs-xray words the errors of this
+// package as it always has).
+func Reword(err error, msg string) error { return &causeError{msg, err} }
 
 // Cause returns the error of the layer below (configfile's) that an error
 // of LoadConfig or Open words for gocryptfs, or err itself: the words
