@@ -119,6 +119,9 @@ type queue struct {
 	qid   uint16
 	idle  atomic.Int32 // entries waiting in the kernel for a request
 	total atomic.Int32 // entries registered
+	// answered counts the requests its entries answered: each answer
+	// also fetches the oldest request waiting in the kernel (kick).
+	answered atomic.Uint64
 	// usable: this process may run on the queue's CPU.
 	usable bool
 }
@@ -330,10 +333,12 @@ func (q *queue) run(first chan<- error) {
 		return
 	}
 	q.r.entries.Add(1)
+	// inUse is set once a grown entry answered a request (kick).
+	var inUse atomic.Bool
 	if first == nil {
 		// A grown entry: requests that found no free entry while it
 		// was being registered wait in the kernel's queue.
-		go q.kick()
+		go q.kick(&inUse)
 	}
 	report(nil)
 	for {
@@ -355,6 +360,10 @@ func (q *queue) run(first chan<- error) {
 			q.grow()
 		}
 		commitID, large := q.serve(hdr, payload)
+		q.answered.Add(1)
+		if first == nil && !inUse.Load() {
+			inUse.Store(true)
+		}
 		// A READ or WRITE that fills the payload buffer is streaming
 		// data: the thread that serves it also copies a megabyte in
 		// and out in the kernel, and decrypts or encrypts it. Kept on
@@ -384,17 +393,27 @@ func (q *queue) run(first chan<- error) {
 //
 // Only where it is needed: a STATFS on the mount point holds the mount
 // while it is served, so an umount(8) that comes at that moment fails
-// with "target is busy". A queue that grew in a burst (a write-back, a
-// few parallel requests) has a free entry again within milliseconds,
-// whose commit fetches what was queued; only a queue whose other
-// entries are all still busy after kickDelay is kicked.
-func (q *queue) kick() {
+// with "target is busy". A request can only be stuck while some entry of
+// the queue is busy (when all are free, each fetched what was queued
+// when it last answered) and no entry answers (each answer fetches the
+// oldest queued request). So every kickDelay the new entry looks: it
+// kicks when an entry is busy and none answered in that time; it stops
+// looking once it answered a request itself (it is in rotation) or every
+// entry is free. A queue that grew in a burst settles within
+// milliseconds without a kick.
+func (q *queue) kick(inUse *atomic.Bool) {
 	if q.r.cfg.MountPoint == "" || !q.usable {
 		return
 	}
-	time.Sleep(kickDelay)
-	if q.idle.Load() != 1 {
-		return
+	for {
+		before := q.answered.Load()
+		time.Sleep(kickDelay)
+		if inUse.Load() || q.idle.Load() >= q.total.Load() {
+			return
+		}
+		if q.answered.Load() == before {
+			break
+		}
 	}
 	runtime.LockOSThread() // the thread ends with the goroutine
 	var set unix.CPUSet
