@@ -158,6 +158,13 @@ func (rn *RootNode) resolveConflict(e *entry) {
 		}
 	}
 	parsed := conflictname.Parse(e.name)
+	if len(parsed) == 0 {
+		// Every candidate below is built from a reading of the name
+		// as decorated; an undecorated name (every create looks one
+		// up first) needs no look at the directory's IV copies.
+		e.stErr = err
+		return
+	}
 	alts := rn.altIVsAt(e.dirfd)
 	for _, a := range alts {
 		// A name under an alternative IV is only ever shown decorated
