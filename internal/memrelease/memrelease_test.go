@@ -2,8 +2,12 @@ package memrelease
 
 import (
 	"runtime"
+	"runtime/metrics"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"gocryptfs/internal/testutil"
 )
 
 // TestBurstEnded: no release while idle from the start or while the
@@ -69,4 +73,67 @@ func TestHeapStats(t *testing.T) {
 		t.Error("live heap 0 after a collection")
 	}
 	runtime.KeepAlive(buf)
+}
+
+// TestBusyGOGC: a heap too small to grow by busyHeadroom at GOGC 50 gets
+// a higher target, in steps of 50 and at most maxBusyGOGC; a large one
+// keeps 50.
+func TestBusyGOGC(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, lowGOGC}, {1 * mib, maxBusyGOGC}, {4 * mib, maxBusyGOGC}, {10 * mib, 150},
+		{16 * mib, 100}, {32 * mib, lowGOGC}, {500 * mib, lowGOGC},
+	} {
+		if got := busyGOGC(c.live); got != c.want {
+			t.Errorf("busyGOGC(%d MiB) = %d, want %d", c.live/mib, got, c.want)
+		}
+	}
+}
+
+// TestWatchTunesGC: with TuneGC, Watch sets GOGC 50, raises it while the
+// counter grows (this test's heap is small) and lowers it again when the
+// burst ends; it restores the default when stopped.
+func TestWatchTunesGC(t *testing.T) {
+	gogc := func() int {
+		s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+		metrics.Read(s)
+		return int(s[0].Value.Uint64())
+	}
+	var n atomic.Uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		Watch(Options{Count: func() uint64 { return n.Load() }, Interval: time.Millisecond, TuneGC: true}, stop)
+		close(done)
+	}()
+	if !testutil.WaitFor(testutil.RunTimeout, func() bool { return gogc() == lowGOGC }) {
+		t.Fatalf("GOGC %d while idle, want %d", gogc(), lowGOGC)
+	}
+	busy := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-busy:
+				return
+			default:
+				n.Add(1)
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+	}()
+	if !testutil.WaitFor(testutil.RunTimeout, func() bool { return gogc() > lowGOGC }) {
+		t.Errorf("GOGC %d during a burst, want more than %d", gogc(), lowGOGC)
+	}
+	close(busy)
+	if !testutil.WaitFor(testutil.RunTimeout, func() bool { return gogc() == lowGOGC }) {
+		t.Errorf("GOGC %d after the burst, want %d", gogc(), lowGOGC)
+	}
+	close(stop)
+	<-done
+	if got := gogc(); got != defaultGOGC {
+		t.Errorf("GOGC %d after Watch stopped, want %d", got, defaultGOGC)
+	}
 }
