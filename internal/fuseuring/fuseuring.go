@@ -335,6 +335,7 @@ func (q *queue) run(first chan<- error) {
 	q.r.entries.Add(1)
 	// inUse is set once a grown entry answered a request (kick).
 	var inUse atomic.Bool
+	vecs := new(reqVecs)
 	if first == nil {
 		// A grown entry: requests that found no free entry while it
 		// was being registered wait in the kernel's queue.
@@ -359,7 +360,7 @@ func (q *queue) run(first chan<- error) {
 		if q.idle.Add(-1) == 0 {
 			q.grow()
 		}
-		commitID, large := q.serve(hdr, payload)
+		commitID, large := q.serve(hdr, payload, vecs)
 		q.answered.Add(1)
 		if first == nil && !inUse.Load() {
 			inUse.Store(true)
@@ -425,23 +426,32 @@ func (q *queue) kick(inUse *atomic.Bool) {
 	_ = unix.Statfs(q.r.cfg.MountPoint, &st)
 }
 
+// reqVecs holds the slices that hand a request and its reply buffers to
+// the handler. The handler is a function value, so whatever is passed to
+// it escapes: one per entry, reused, instead of two allocations per
+// request.
+type reqVecs struct {
+	in  [3][]byte
+	out [2][]byte
+}
+
 // serve answers the request in the entry's buffers and returns its
-// commit ID.
-func (q *queue) serve(hdr, payload []byte) (commitID uint64, large bool) {
+// commit ID. vecs is the entry's own.
+func (q *queue) serve(hdr, payload []byte, vecs *reqVecs) (commitID uint64, large bool) {
 	eio := (*entInOut)(unsafe.Pointer(&hdr[hdrEntInOut]))
 	ih := (*fuse.InHeader)(unsafe.Pointer(&hdr[hdrInOut]))
 	commitID, unique := eio.commitID, ih.Unique
 	psz := min(int(eio.payloadSz), len(payload))
 	opLen := min(max(int(ih.Length)-inHeaderSize-psz, 0), hdrOpInSize)
-	in := [3][]byte{hdr[:inHeaderSize], hdr[hdrOpIn : hdrOpIn+opLen], payload[:psz]}
-	out := [2][]byte{hdr[:outHeaderSize], payload}
+	vecs.in = [3][]byte{hdr[:inHeaderSize], hdr[hdrOpIn : hdrOpIn+opLen], payload[:psz]}
+	vecs.out = [2][]byte{hdr[:outHeaderSize], payload}
 	switch ih.Opcode {
 	case opWrite:
 		large = psz >= q.r.payload
 	case opRead:
 		large = opLen >= 20 && int(*(*uint32)(unsafe.Pointer(&hdr[hdrOpIn+16]))) >= q.r.payload
 	}
-	n, st := q.call(in[:], out[:])
+	n, st := q.call(vecs.in[:], vecs.out[:])
 	n = ErrorReply(hdr[hdrInOut:], n, st, unique)
 	eio.payloadSz = uint32(n - outHeaderSize)
 	q.r.served.Add(1)
