@@ -106,12 +106,12 @@ func TestAllowOtherCreateExistingAsCaller(t *testing.T) {
 			victim.wait(t)
 			for i, r := range results {
 				what := []string{"O_RDWR|O_CREAT", "O_WRONLY|O_CREAT|O_TRUNC"}[i]
-				t.Logf("%s: %d handles to B's file, %d refused, %d own files", what, r.Foreign, r.EACCES, r.Own)
+				t.Logf("%s: %d handles to B's file, %d refused, %d own files, %d tries, other failures %v", what, r.Foreign, r.EACCES, r.Own, r.Tries, r.Other)
 				if r.Foreign != 0 {
 					t.Errorf("%s: user A got %d handles to user B's private file", what, r.Foreign)
 				}
 				if r.Foreign+r.EACCES == 0 {
-					t.Errorf("%s: the race was never run into in 3000 tries", what)
+					t.Errorf("%s: the race was never run into in %d tries (%v)", what, r.Tries, stealPatience)
 				}
 				if len(r.Errors) > 0 {
 					t.Errorf("%s: %q", what, r.Errors)

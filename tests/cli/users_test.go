@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,8 +40,9 @@ type userResult struct {
 	Errors []string
 	// Foreign counts handles to files owned by someone else, EACCES the
 	// opens the permission check refused, Own those that created the
-	// file (steal).
-	Foreign, EACCES, Own int
+	// file, Tries all opens, Other the other failures by error (steal).
+	Foreign, EACCES, Own, Tries int
+	Other                       map[string]int
 }
 
 // userJobMain runs the job in $GOCRYPTFS_TEST_USER_JOB and reports whether
@@ -79,12 +81,18 @@ func userJobMain() (code int, ok bool) {
 	return 0, true
 }
 
-// stealLoop opens j.Path j.Count times with j.Flags|O_CREAT (mode 0644):
-// an open that returns a handle to another user's file is a theft; a file
-// it created itself is removed again.
+// stealLoop opens j.Path with j.Flags|O_CREAT (mode 0644) j.Count times,
+// and then on until it met the other user's file (a refusal or a handle)
+// or stealPatience has passed: whether a given open meets it depends on
+// how the two users' processes are scheduled, and on a loaded machine
+// (CI running other packages) a fixed number of tries once met it not
+// at all. An open that returns a handle to another user's file is a
+// theft; a file it created itself is removed again.
 func stealLoop(j userJob, r *userResult, fail func(int, string, error)) {
 	me := uint32(os.Getuid())
-	for i := range j.Count {
+	start := time.Now()
+	for i := 0; i < j.Count || r.EACCES+r.Foreign == 0 && time.Since(start) < stealPatience; i++ {
+		r.Tries++
 		fd, err := syscall.Open(j.Path, j.Flags|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
 		switch {
 		case errors.Is(err, syscall.EACCES):
@@ -92,6 +100,10 @@ func stealLoop(j userJob, r *userResult, fail func(int, string, error)) {
 			continue
 		case err != nil:
 			// ENOENT, EEXIST and the like: lost the race the other way.
+			if r.Other == nil {
+				r.Other = map[string]int{}
+			}
+			r.Other[err.Error()]++
 			continue
 		}
 		var st syscall.Stat_t
@@ -107,6 +119,10 @@ func stealLoop(j userJob, r *userResult, fail func(int, string, error)) {
 		}
 	}
 }
+
+// stealPatience bounds how long stealLoop goes on past j.Count tries
+// without meeting the other user's file.
+const stealPatience = 30 * time.Second
 
 // churnLoop creates j.Path as a private file and removes it, until
 // j.StopFile exists.
