@@ -353,8 +353,14 @@ func (q *queue) run(first chan<- error) {
 			continue
 		}
 		if res < 0 {
-			// ENOTCONN, ECONNABORTED: the connection ended.
+			// ENOTCONN, ECONNABORTED: the connection ended (the
+			// kernel's teardown). Anything else is a command the
+			// kernel refused, a commit for instance, and this entry
+			// leaves its queue for good: say so.
 			q.idle.Add(-1)
+			if e := syscall.Errno(-res); e != unix.ENOTCONN && e != unix.ECONNABORTED && e != unix.ECANCELED && e != unix.ENODEV {
+				report(e)
+			}
 			return
 		}
 		if q.idle.Add(-1) == 0 {
