@@ -77,16 +77,16 @@ func Watch(o Options, stop <-chan struct{}) {
 	var h heapStats
 	h.read()
 	released := h.allocs
-	gogc := lowGOGC
+	gogc := 0 // the target Watch last set; none yet
 	setGOGC := func(p int) {
 		if o.TuneGC && p != gogc {
 			debug.SetGCPercent(p)
 			gogc = p
 		}
 	}
+	setGOGC(lowGOGC)
 	if o.TuneGC {
-		debug.SetGCPercent(lowGOGC)
-		defer func() { debug.SetGCPercent(defaultGOGC) }()
+		defer debug.SetGCPercent(defaultGOGC)
 	}
 	for {
 		select {
