@@ -189,6 +189,7 @@ func Start(fuseFD int, h Handler, cfg Config) (*Ring, error) {
 		for range count {
 			c := make(chan error, 1)
 			first = append(first, c)
+			q.total.Add(1)
 			q.spawn(c)
 		}
 	}
@@ -263,16 +264,26 @@ func possibleCPUs() (int, error) {
 
 // spawn starts one more entry; first, if not nil, receives the result of
 // its registration.
+// The caller has counted it in q.total.
 func (q *queue) spawn(first chan<- error) {
-	q.total.Add(1)
 	q.r.wg.Add(1)
 	go q.run(first)
 }
 
-// grow adds an entry when the last free one was just taken.
+// grow adds an entry when the last free one was just taken. Entries of a
+// queue take requests concurrently, so two may call grow at once with
+// one entry left below the limit: the count is claimed with a
+// compare-and-swap, so that only one of them spawns.
 func (q *queue) grow() {
-	if int(q.total.Load()) < q.r.cfg.MaxEntries {
-		q.spawn(nil)
+	for {
+		n := q.total.Load()
+		if int(n) >= q.r.cfg.MaxEntries {
+			return
+		}
+		if q.total.CompareAndSwap(n, n+1) {
+			q.spawn(nil)
+			return
+		}
 	}
 }
 
