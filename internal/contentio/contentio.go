@@ -41,6 +41,8 @@ import (
 	"log/slog"
 	"syscall"
 	"time"
+
+	"gocryptfs/internal/syscallcompat"
 )
 
 // Options configures the Files opened by Open.
@@ -63,6 +65,10 @@ type Options struct {
 	// tests set it shorter). The wait also ends, with EINTR, when the
 	// context of the operation is cancelled.
 	lockTimeout time.Duration
+	// LockPolls bounds the repeated attempts of the waits for the
+	// SharedStorage locks (syscallcompat.WaitLock); one per mount, shared
+	// with its other lock waits. nil: no bound.
+	LockPolls *syscallcompat.LockPolls
 	// Logger receives corruption reports and warnings. nil discards them.
 	Logger *slog.Logger
 }

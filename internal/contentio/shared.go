@@ -122,7 +122,7 @@ func (f *File) ofdLock(ctx context.Context, deadline time.Time, typ int16, span 
 		return nil
 	}
 	flk := unix.Flock_t{Type: typ, Whence: unix.SEEK_SET, Start: int64(LockBase + span.start), Len: int64(span.len)}
-	err := syscallcompat.WaitLock(ctx, deadline, nil, func() error {
+	err := syscallcompat.WaitLock(ctx, deadline, f.opts.LockPolls, nil, func() error {
 		return syscallcompat.Retry(func() error { return ofdSetlk(f.fd, &flk) })
 	})
 	switch err {

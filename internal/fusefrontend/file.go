@@ -164,7 +164,7 @@ func (rn *RootNode) newFileStat(fd int, st *unix.Stat_t, flags uint32) (*file, e
 // contentOptions are the options of every contentio.File of the mount:
 // all Files of one Table must agree on SharedStorage.
 func (rn *RootNode) contentOptions() contentio.Options {
-	return contentio.Options{NoPrealloc: rn.args.NoPrealloc, SharedStorage: rn.args.SharedStorage, Logger: rn.log}
+	return contentio.Options{NoPrealloc: rn.args.NoPrealloc, SharedStorage: rn.args.SharedStorage, LockPolls: rn.locks.polls, Logger: rn.log}
 }
 
 func (rn *RootNode) openFlags() uint32 {

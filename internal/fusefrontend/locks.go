@@ -75,6 +75,9 @@ type lockTable struct {
 	// released is closed (and dropped) when a lock of this mount was
 	// released, to wake the waiters; nil while nobody waits.
 	released chan struct{}
+	// polls is the mount's bound on repeated lock attempts, shared with
+	// the content locks (RootNode.contentOptions).
+	polls *syscallcompat.LockPolls
 }
 
 // ownerLock is the backing open file description of one lock owner on one
@@ -258,7 +261,7 @@ func (t *lockTable) wait(ctx context.Context, block bool, try func() error) erro
 	if !block {
 		return try()
 	}
-	return syscallcompat.WaitLock(ctx, time.Time{}, t.wakeChan, try)
+	return syscallcompat.WaitLock(ctx, time.Time{}, t.polls, t.wakeChan, try)
 }
 
 // wakeChan returns the channel that the next local release closes.

@@ -39,6 +39,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -197,6 +198,9 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		names:    newNameMemo(memoSlots),
 		xattrs:   newNameMemo(xattrMemoSlots),
 		table:    contentio.NewTable(),
+		// As many repeated lock attempts at once as goroutines run at
+		// once: more would only add threads (syscallcompat.LockPolls).
+		locks: lockTable{polls: syscallcompat.NewLockPolls(runtime.GOMAXPROCS(0))},
 	}
 	if rn.asRoot && args.AllowOther {
 		rn.daemon = readDaemonCred()

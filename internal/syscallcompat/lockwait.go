@@ -2,6 +2,7 @@ package syscallcompat
 
 import (
 	"context"
+	"math/rand/v2"
 	"syscall"
 	"time"
 )
@@ -14,12 +15,22 @@ import (
 // abandoned when the kernel interrupts the request: the waiting process
 // would sit in D state, unkillable. WaitLock instead tries without
 // waiting and sleeps in the calling goroutine between attempts.
+//
+// An attempt is a system call, and a system call that takes long (a lock
+// on NFS is a round trip to the server) holds an OS thread while it runs:
+// the Go runtime starts another one for the goroutines that wait to run.
+// Waiters that all began at once and retried in step would then hold a
+// thread each (100 waiters whose attempts took 20 ms made a daemon of 107
+// threads). So the interval between attempts is jittered, and LockPolls
+// bounds how many repeated attempts of a mount run at once.
 
 const (
 	// MinLockPoll and MaxLockPoll bound the interval at which WaitLock
 	// retries while nothing wakes it: it starts at MinLockPoll and
-	// doubles up to MaxLockPoll, so a lock released by another process,
-	// mount or machine is noticed within MaxLockPoll.
+	// doubles up to MaxLockPoll (each wait a random part of it, at least
+	// half), so a lock released by another process, mount or machine is
+	// noticed within MaxLockPoll, while the attempts of others waiting
+	// on the same mount (LockPolls) leave room for it.
 	MinLockPoll = time.Millisecond
 	MaxLockPoll = 50 * time.Millisecond
 )
@@ -36,13 +47,64 @@ func IsLockConflict(err error) bool {
 	return err == syscall.EAGAIN || err == syscall.EACCES
 }
 
+// LockPolls bounds how many of the attempts that WaitLock repeats while it
+// waits are under way at once, among all the waits that share it (one
+// per mount). A first attempt is never held back: a lock nobody holds
+// costs no more than the system call. A nil *LockPolls bounds nothing.
+// Safe for concurrent use.
+type LockPolls struct {
+	slots chan struct{}
+}
+
+// NewLockPolls returns a LockPolls that lets n repeated attempts (at
+// least one) run at once.
+func NewLockPolls(n int) *LockPolls {
+	return &LockPolls{slots: make(chan struct{}, max(n, 1))}
+}
+
+// acquire takes a slot, waiting while all are taken, unless ctx is
+// cancelled first (Interrupted) or deadline (if not zero) passes
+// (LockTimedOut).
+func (p *LockPolls) acquire(ctx context.Context, deadline time.Time) error {
+	if p == nil {
+		return nil
+	}
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	var expired <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return Interrupted
+	case <-expired:
+		return LockTimedOut
+	}
+}
+
+// release gives back a slot taken by acquire.
+func (p *LockPolls) release() {
+	if p != nil {
+		<-p.slots
+	}
+}
+
 // WaitLock calls try, a non-blocking lock attempt, until it returns
 // anything but a conflict (IsLockConflict), and returns that. Between
 // attempts it sleeps in the calling goroutine, holding no OS thread, until
 // the channel wake returns is closed (wake may be nil: the caller's own
 // lock holders never announce a release) or a poll interval passes. wake
 // is called before each attempt, so that a release announced after a
-// failed attempt is not missed.
+// failed attempt is not missed. Every attempt after the first takes a
+// slot of polls (nil: no bound) for as long as try runs.
 //
 // It returns Interrupted as soon as ctx is cancelled (go-fuse cancels a
 // request's context when the kernel sends FUSE_INTERRUPT, which it does
@@ -51,7 +113,7 @@ func IsLockConflict(err error) bool {
 //
 // The first attempt costs no allocation; only a wait does (a timer).
 // Safe for concurrent use as far as try and wake are.
-func WaitLock(ctx context.Context, deadline time.Time, wake func() <-chan struct{}, try func() error) error {
+func WaitLock(ctx context.Context, deadline time.Time, polls *LockPolls, wake func() <-chan struct{}, try func() error) error {
 	var ch <-chan struct{}
 	if wake != nil {
 		ch = wake()
@@ -68,7 +130,9 @@ func WaitLock(ctx context.Context, deadline time.Time, wake func() <-chan struct
 		}
 	}()
 	for {
-		d := delay
+		// Between half the interval and all of it: waiters that began
+		// together drift apart instead of trying in step.
+		d := delay/2 + rand.N(delay/2+1)
 		if !deadline.IsZero() {
 			left := time.Until(deadline)
 			if left <= 0 {
@@ -93,7 +157,12 @@ func WaitLock(ctx context.Context, deadline time.Time, wake func() <-chan struct
 		if wake != nil {
 			ch = wake()
 		}
-		if err := try(); !IsLockConflict(err) {
+		if err := polls.acquire(ctx, deadline); err != nil {
+			return err
+		}
+		err := try()
+		polls.release()
+		if !IsLockConflict(err) {
 			return err
 		}
 	}
