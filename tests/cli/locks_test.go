@@ -844,7 +844,7 @@ func busyThreads(pid int) int {
 	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	parked := len(blockedIn(pid, func(nr int, _, _ uint64) bool {
 		switch nr {
-		case unix.SYS_FUTEX, unix.SYS_EPOLL_PWAIT, unix.SYS_EPOLL_WAIT, unix.SYS_NANOSLEEP, unix.SYS_CLOCK_NANOSLEEP:
+		case unix.SYS_FUTEX, unix.SYS_EPOLL_PWAIT, unix.SYS_NANOSLEEP, unix.SYS_CLOCK_NANOSLEEP:
 			return true
 		}
 		return false
