@@ -274,6 +274,13 @@ func (q *queue) spawn(first chan<- error) {
 // queue take requests concurrently, so two may call grow at once with
 // one entry left below the limit: the count is claimed with a
 // compare-and-swap, so that only one of them spawns.
+//
+// Only a goroutine counted in r.wg (an entry's) may call it: the owner
+// closes the connection's descriptor once Wait returns, and the next
+// mount may get the same number. An entry registered on it after that
+// would serve the other mount's requests with this mount's handler (an
+// experiment that grew from an uncounted timer goroutine did so, and
+// go-fuse saw node IDs and file handles it had never given out).
 func (q *queue) grow() {
 	for {
 		n := q.total.Load()
