@@ -3,6 +3,7 @@
 package fusefrontend
 
 import (
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -11,7 +12,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"gocryptfs/internal/cryptocore"
+	"gocryptfs/internal/nametransform"
 	"gocryptfs/internal/testutil"
+	"gocryptfs/internal/testutil/coretest"
 )
 
 // TestFlushNeededForwardLocks: where locks are forwarded, FLUSH is never
@@ -119,5 +123,23 @@ func TestForwardedLocksExclusive(t *testing.T) {
 	}
 	if !testutil.WaitFor(10*time.Second, func() bool { return left() == 0 }) {
 		t.Errorf("%d files still have lock owners after every descriptor was closed", left())
+	}
+}
+
+// TestLockPollsShared: the mount bounds the repeated attempts of all its
+// lock waits with one syscallcompat.LockPolls: forwarded locks and the
+// -sharedstorage content locks share it (nil would bound nothing).
+func TestLockPollsShared(t *testing.T) {
+	core := coretest.New(t, coretest.Options{MasterKey: make([]byte, cryptocore.KeyLen), HKDF: true, Names: nametransform.Options{Raw64: true}})
+	rn, err := NewRootNode(Args{CipherDir: t.TempDir(), SharedStorage: true, Logger: slog.New(slog.DiscardHandler)}, core.NT, core.CE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rn.Close()
+	if rn.locks.polls == nil {
+		t.Fatal("the forwarded locks' waits have no LockPolls")
+	}
+	if got := rn.contentOptions().LockPolls; got != rn.locks.polls {
+		t.Errorf("content locks wait with LockPolls %p, forwarded locks with %p", got, rn.locks.polls)
 	}
 }

@@ -200,6 +200,8 @@ func NewRootNode(args Args, nt *nametransform.NameTransform, ce *contentenc.Cont
 		table:    contentio.NewTable(),
 		// As many repeated lock attempts at once as goroutines run at
 		// once: more would only add threads (syscallcompat.LockPolls).
+		// Taken at mount time; a later change of GOMAXPROCS (the
+		// runtime follows cgroup CPU limits) does not resize it.
 		locks: lockTable{polls: syscallcompat.NewLockPolls(runtime.GOMAXPROCS(0))},
 	}
 	if rn.asRoot && args.AllowOther {

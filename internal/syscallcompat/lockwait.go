@@ -29,8 +29,8 @@ const (
 	// retries while nothing wakes it: it starts at MinLockPoll and
 	// doubles up to MaxLockPoll (each wait a random part of it, at least
 	// half), so a lock released by another process, mount or machine is
-	// noticed within MaxLockPoll, while the attempts of others waiting
-	// on the same mount (LockPolls) leave room for it.
+	// noticed within MaxLockPoll, plus the wait for a slot of LockPolls
+	// while more waiters than it has slots retry slow lock calls.
 	MinLockPoll = time.Millisecond
 	MaxLockPoll = 50 * time.Millisecond
 )
@@ -51,7 +51,16 @@ func IsLockConflict(err error) bool {
 // waits are under way at once, among all the waits that share it (one
 // per mount). A first attempt is never held back: a lock nobody holds
 // costs no more than the system call. A nil *LockPolls bounds nothing.
-// Safe for concurrent use.
+// Slots are handed out in the order they were asked for. Safe for
+// concurrent use.
+//
+// The price: while all slots are taken, a waiter notices a release only
+// when its turn comes (100 waiters whose attempts take 20 ms, 4 slots:
+// every half second), and lock calls that never return (a hung NFS
+// server) hold the slots, so that the other waits of the mount end only
+// by their context or deadline, as they would in those calls themselves.
+// A deadline that passes while waiting for a slot ends the wait without a
+// last attempt.
 type LockPolls struct {
 	slots chan struct{}
 }
@@ -111,7 +120,8 @@ func (p *LockPolls) release() {
 // when the waiting process gets a signal, SIGKILL included), and
 // LockTimedOut once deadline has passed (the zero time: no deadline).
 //
-// The first attempt costs no allocation; only a wait does (a timer).
+// The first attempt costs no allocation; only a wait does (a timer, and
+// another while it waits for a slot with a deadline).
 // Safe for concurrent use as far as try and wake are.
 func WaitLock(ctx context.Context, deadline time.Time, polls *LockPolls, wake func() <-chan struct{}, try func() error) error {
 	var ch <-chan struct{}
@@ -157,13 +167,19 @@ func WaitLock(ctx context.Context, deadline time.Time, polls *LockPolls, wake fu
 		if wake != nil {
 			ch = wake()
 		}
-		if err := polls.acquire(ctx, deadline); err != nil {
-			return err
-		}
-		err := try()
-		polls.release()
-		if !IsLockConflict(err) {
+		if err := polls.attempt(ctx, deadline, try); !IsLockConflict(err) {
 			return err
 		}
 	}
+}
+
+// attempt runs try holding a slot of p, which it gives back also when try
+// panics (the FUSE handlers recover panics: a lost slot would stay lost).
+// It returns acquire's error if no slot came.
+func (p *LockPolls) attempt(ctx context.Context, deadline time.Time, try func() error) error {
+	if err := p.acquire(ctx, deadline); err != nil {
+		return err
+	}
+	defer p.release()
+	return try()
 }

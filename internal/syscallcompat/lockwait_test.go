@@ -117,6 +117,33 @@ func TestLockPolls(t *testing.T) {
 			t.Errorf("%d first attempts, want %d", firsts, waiters)
 		}
 	})
+	t.Run("panic", func(t *testing.T) {
+		// An attempt that panics gives its slot back: the next wait's
+		// repeated attempt still gets the only one.
+		one := NewLockPolls(1)
+		func() {
+			defer func() { _ = recover() }()
+			n := 0
+			_ = WaitLock(bg, time.Time{}, one, nil, func() error {
+				if n++; n == 1 {
+					return syscall.EAGAIN
+				}
+				panic("attempt")
+			})
+		}()
+		ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+		defer cancel()
+		n := 0
+		err := WaitLock(ctx, time.Time{}, one, nil, func() error {
+			if n++; n == 1 {
+				return syscall.EAGAIN
+			}
+			return nil
+		})
+		if err != nil || n != 2 {
+			t.Errorf("after a panicking attempt: got %v after %d attempts, want nil after 2", err, n)
+		}
+	})
 	// One slot, taken for the whole subtest: no repeated attempt runs.
 	full := NewLockPolls(1)
 	if err := full.acquire(bg, time.Time{}); err != nil {

@@ -813,8 +813,10 @@ func enoughWaiters(least int) int {
 // ready to run: a burst of slow system calls (the waiters' first lock
 // attempts on a loaded machine or slow storage) leaves idle threads
 // behind, 57 for 100 waiters in one CI run. Only a design that holds a
-// thread per waiter has as many threads as waiters, and only one that
-// keeps threads busy while waiting has many busy ones.
+// thread per waiter has as many threads as waiters; one whose waiters
+// sleep in any system call of their own (not just a lock call) has half
+// as many busy threads already. (Running threads are at most GOMAXPROCS,
+// below half the waiters: a design that spins is not what this catches.)
 func checkThreadsBounded(t *testing.T, pid, waiters int) {
 	t.Helper()
 	busy := 0
@@ -823,7 +825,7 @@ func checkThreadsBounded(t *testing.T, pid, waiters int) {
 			t.Errorf("%d daemon threads sleep in a blocking lock call while %d requests wait", len(tids), waiters)
 			break
 		}
-		busy = max(busy, busyThreads(pid))
+		busy = max(busy, busyThreads(t, pid))
 		time.Sleep(10 * time.Millisecond)
 	}
 	n := threadCount(t, pid)
@@ -840,8 +842,15 @@ func checkThreadsBounded(t *testing.T, pid, waiters int) {
 // runtime: those running or in any system call but futex (an idle
 // thread, or one waiting for a lock of the runtime), epoll_pwait (the
 // network poller) and nanosleep (the runtime's monitor).
-func busyThreads(pid int) int {
+// It fails the test when it can read none of their syscall files
+// (reading them needs ptrace permission on the daemon): every other check
+// on them would then pass without looking.
+func busyThreads(t *testing.T, pid int) int {
+	t.Helper()
 	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if len(blockedIn(pid, func(int, uint64, uint64) bool { return true })) == 0 {
+		t.Fatalf("cannot read the system calls of the daemon's threads (/proc/%d/task/*/syscall)", pid)
+	}
 	parked := len(blockedIn(pid, func(nr int, _, _ uint64) bool {
 		switch nr {
 		case unix.SYS_FUTEX, unix.SYS_EPOLL_PWAIT, unix.SYS_NANOSLEEP, unix.SYS_CLOCK_NANOSLEEP:
