@@ -138,6 +138,14 @@ func (rn *RootNode) resolveConflict(e *entry) {
 	if !errors.Is(err, syscall.ENOENT) {
 		return
 	}
+	parsed := conflictname.Parse(e.name)
+	if len(parsed) == 0 {
+		// Every candidate below is built from a reading of the name
+		// as decorated; an undecorated name (every create looks one
+		// up first) needs no look at the directory's IV copies.
+		e.stErr = err
+		return
+	}
 	type cand struct{ cName, longEnc, longBase string }
 	var cands []cand
 	add := func(plain string, iv []byte, m *conflictname.Marker) {
@@ -156,14 +164,6 @@ func (rn *RootNode) resolveConflict(e *entry) {
 		default:
 			cands = append(cands, cand{cName: stored})
 		}
-	}
-	parsed := conflictname.Parse(e.name)
-	if len(parsed) == 0 {
-		// Every candidate below is built from a reading of the name
-		// as decorated; an undecorated name (every create looks one
-		// up first) needs no look at the directory's IV copies.
-		e.stErr = err
-		return
 	}
 	alts := rn.altIVsAt(e.dirfd)
 	for _, a := range alts {
